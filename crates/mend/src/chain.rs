@@ -1,0 +1,328 @@
+//! The dialect-neutral chain: a conversation history as a flat sequence of nodes.
+//!
+//! A dialect adapter walks its wire JSON once and pushes [`Turn`]s (one per wire message
+//! or item) and [`Node`]s (one per thing the rules care about: text, a tool call, a tool
+//! result, a reasoning item). Rules read only the chain, never the wire JSON.
+//!
+//! Invariant: the chain borrows from the parsed body and stores locations as compact
+//! [`Ptr`]s; a JSON pointer string is only rendered when a violation names a node, so
+//! building a chain allocates nothing per node beyond the two vectors.
+
+use std::fmt::Write as _;
+
+/// Who speaks in a turn, in the neutral vocabulary the rules use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Role {
+    /// System or developer instructions.
+    System,
+    /// The human side, including a user turn that carries tool results.
+    User,
+    /// The model: messages, calls and reasoning it produced.
+    Assistant,
+    /// A dedicated tool-result turn (OpenAI chat `tool` message, Responses `*_output` item).
+    Tool,
+    /// A role the dialect does not know; the raw text is kept on the turn.
+    Unknown,
+}
+
+impl Role {
+    /// A short lowercase name for tables and messages.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::System => "system",
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::Tool => "tool",
+            Role::Unknown => "unknown",
+        }
+    }
+}
+
+/// Where a node or turn lives in the wire body: `/{root}/{item}/{key}/{sub}`, each part
+/// optional after the root. Copy and cheap; rendered on demand.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ptr {
+    /// Top-level key (`messages`, `input`, `contents`, `system`, ...), or "" for the body.
+    pub root: &'static str,
+    /// Index in the top-level array.
+    pub item: Option<u32>,
+    /// Key inside the item (`content`, `parts`, `tool_calls`).
+    pub key: Option<&'static str>,
+    /// Index inside that key's array.
+    pub sub: Option<u32>,
+}
+
+impl Ptr {
+    /// The body itself.
+    pub const BODY: Ptr = Ptr {
+        root: "",
+        item: None,
+        key: None,
+        sub: None,
+    };
+
+    /// A top-level key of the body.
+    pub fn root(root: &'static str) -> Ptr {
+        Ptr {
+            root,
+            item: None,
+            key: None,
+            sub: None,
+        }
+    }
+
+    /// An element of a top-level array.
+    pub fn item(root: &'static str, item: usize) -> Ptr {
+        Ptr {
+            root,
+            item: Some(item as u32),
+            key: None,
+            sub: None,
+        }
+    }
+
+    /// A key of an element of a top-level array.
+    pub fn field(root: &'static str, item: usize, key: &'static str) -> Ptr {
+        Ptr {
+            root,
+            item: Some(item as u32),
+            key: Some(key),
+            sub: None,
+        }
+    }
+
+    /// An element of an array under an element of a top-level array.
+    pub fn sub(root: &'static str, item: usize, key: &'static str, sub: usize) -> Ptr {
+        Ptr {
+            root,
+            item: Some(item as u32),
+            key: Some(key),
+            sub: Some(sub as u32),
+        }
+    }
+
+    /// The same pointer, one key deeper (for `malformed` reports about a field).
+    pub fn render_with(&self, extra: &str) -> String {
+        let mut s = self.render();
+        s.push('/');
+        s.push_str(&escape(extra));
+        s
+    }
+
+    /// The RFC 6901 JSON pointer.
+    pub fn render(&self) -> String {
+        let mut s = String::new();
+        if !self.root.is_empty() {
+            s.push('/');
+            s.push_str(&escape(self.root));
+        }
+        if let Some(i) = self.item {
+            let _ = write!(s, "/{i}");
+        }
+        if let Some(k) = self.key {
+            s.push('/');
+            s.push_str(&escape(k));
+        }
+        if let Some(j) = self.sub {
+            let _ = write!(s, "/{j}");
+        }
+        s
+    }
+}
+
+fn escape(seg: &str) -> String {
+    seg.replace('~', "~0").replace('/', "~1")
+}
+
+/// What a call is, which decides whether it needs a result from the client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallKind {
+    /// A client-side tool call: the client must send its result back.
+    Client,
+    /// A call the provider runs itself (web search, code execution): no client result.
+    Server,
+}
+
+/// One thing in the history that a rule can speak of.
+#[derive(Debug, Clone, PartialEq)]
+pub enum NodeKind<'a> {
+    /// Text content; `blank` when it is empty or only white space.
+    Text {
+        /// Empty or white space only.
+        blank: bool,
+    },
+    /// Non-text content (image, audio, file, document...).
+    Media,
+    /// A tool call.
+    Call {
+        /// The id results answer (`tool_calls[].id`, `call_id`, `tool_use.id`, `functionCall.id`).
+        call_id: Option<&'a str>,
+        /// Tool name.
+        name: Option<&'a str>,
+        /// The provider's item id when distinct from the call id (`fc_…`).
+        item_id: Option<&'a str>,
+        /// Client or server tool.
+        kind: CallKind,
+        /// The wire type (`function_call`, `tool_use`, `functionCall`...).
+        wire: &'a str,
+        /// Carries a signature (Gemini `thoughtSignature`).
+        signed: bool,
+    },
+    /// A tool result.
+    Result {
+        /// The call id it answers.
+        call_id: Option<&'a str>,
+        /// The tool name (Gemini pairs by name when there is no id).
+        name: Option<&'a str>,
+        /// Client or server result.
+        kind: CallKind,
+        /// The wire type.
+        wire: &'a str,
+    },
+    /// A reasoning item or thinking block.
+    Reasoning {
+        /// Provider item id (`rs_…`).
+        item_id: Option<&'a str>,
+        /// Signed (Anthropic `signature`, Gemini `thoughtSignature`).
+        signed: bool,
+        /// Opaque encrypted content (Responses `encrypted_content`, Anthropic redacted data).
+        encrypted: bool,
+        /// `redacted_thinking`.
+        redacted: bool,
+        /// The wire type.
+        wire: &'a str,
+    },
+    /// An assistant output message item in a Responses history (its id matters).
+    Message {
+        /// Provider item id (`msg_…`).
+        item_id: Option<&'a str>,
+    },
+    /// A part or block that carries no data at all (a Gemini part with no field set).
+    Empty,
+    /// Anything else the adapter saw, by wire type.
+    Other {
+        /// The wire type.
+        wire: &'a str,
+    },
+}
+
+/// A node: what it is, which turn holds it, and where it lives.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Node<'a> {
+    /// What it is.
+    pub kind: NodeKind<'a>,
+    /// Index into [`Chain::turns`].
+    pub turn: usize,
+    /// Where it lives.
+    pub ptr: Ptr,
+}
+
+/// A wire message or item.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Turn<'a> {
+    /// Neutral role.
+    pub role: Role,
+    /// The role or item type as written on the wire.
+    pub wire: &'a str,
+    /// Where it lives.
+    pub ptr: Ptr,
+    /// First node of this turn in [`Chain::nodes`].
+    pub first: usize,
+    /// One past its last node.
+    pub end: usize,
+    /// The turn's content is missing, null, an empty string or an empty array.
+    pub empty: bool,
+    /// Approximate size in bytes of the wire content (for tables).
+    pub size: usize,
+}
+
+/// Request-wide facts the rules need (thinking switched on, the model).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Facts<'a> {
+    /// The `model` field, when the body has one.
+    pub model: Option<&'a str>,
+    /// Extended thinking is on (Anthropic `thinking.type` enabled or adaptive).
+    pub thinking_enabled: bool,
+    /// Thinking is explicitly off (Anthropic `thinking.type` disabled or no `thinking`).
+    pub thinking_disabled: bool,
+    /// Some part carries a Gemini `thoughtSignature`, so the model is one that signs.
+    pub signatures_seen: bool,
+    /// The last chat message is an assistant prefix (`prefix: true`, Mistral).
+    pub assistant_prefix: bool,
+    /// The history key is present as an array (so an empty one is a finding).
+    pub history_is_array: bool,
+}
+
+/// The history as the rules see it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Chain<'a> {
+    /// Turns in wire order.
+    pub turns: Vec<Turn<'a>>,
+    /// Nodes in wire order; each turn's nodes are contiguous.
+    pub nodes: Vec<Node<'a>>,
+    /// Request-wide facts.
+    pub facts: Facts<'a>,
+}
+
+impl<'a> Chain<'a> {
+    /// Start a turn; nodes pushed until the next `begin_turn` belong to it.
+    pub fn begin_turn(&mut self, role: Role, wire: &'a str, ptr: Ptr, size: usize) -> usize {
+        self.close_turn();
+        let first = self.nodes.len();
+        self.turns.push(Turn {
+            role,
+            wire,
+            ptr,
+            first,
+            end: first,
+            empty: false,
+            size,
+        });
+        self.turns.len() - 1
+    }
+
+    /// Push a node into the current turn.
+    pub fn push(&mut self, kind: NodeKind<'a>, ptr: Ptr) {
+        let turn = self.turns.len().saturating_sub(1);
+        self.nodes.push(Node { kind, turn, ptr });
+        if let Some(t) = self.turns.last_mut() {
+            t.end = self.nodes.len();
+        }
+    }
+
+    /// Mark the current turn as having no content.
+    pub fn mark_empty(&mut self) {
+        if let Some(t) = self.turns.last_mut() {
+            t.empty = true;
+        }
+    }
+
+    fn close_turn(&mut self) {
+        if let Some(t) = self.turns.last_mut() {
+            t.end = self.nodes.len();
+        }
+    }
+
+    /// The nodes of turn `t`.
+    pub fn turn_nodes(&self, t: usize) -> &[Node<'a>] {
+        let turn = &self.turns[t];
+        &self.nodes[turn.first..turn.end]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pointers_render_as_rfc6901() {
+        assert_eq!(
+            Ptr::sub("messages", 3, "tool_calls", 1).render(),
+            "/messages/3/tool_calls/1"
+        );
+        assert_eq!(Ptr::item("input", 0).render(), "/input/0");
+        assert_eq!(Ptr::root("contents").render(), "/contents");
+        assert_eq!(Ptr::BODY.render(), "");
+        assert_eq!(Ptr::item("a/b", 0).render_with("x~y"), "/a~1b/0/x~0y");
+    }
+}

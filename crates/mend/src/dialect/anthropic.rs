@@ -1,0 +1,257 @@
+//! Anthropic Messages (`system` + `messages[]` of content blocks).
+//!
+//! The top-level `system` (a string or text blocks) is one system turn; each message is a
+//! turn whose blocks are nodes: `tool_use` / `tool_result` are client calls and results,
+//! `server_tool_use` and the `*_tool_result` blocks of server tools are server ones,
+//! `thinking` (signed) and `redacted_thinking` are reasoning.
+
+use serde_json::{Map, Value};
+
+use super::openai_chat::approx_size;
+use super::{blank, kind_of, malformed};
+use crate::chain::{CallKind, Chain, NodeKind, Ptr, Role};
+use crate::violation::Violation;
+
+const ROOT: &str = "messages";
+
+pub(crate) fn map<'a>(
+    body: &'a Map<String, Value>,
+    chain: &mut Chain<'a>,
+    out: &mut Vec<Violation>,
+) {
+    match body
+        .get("thinking")
+        .and_then(|t| t.get("type"))
+        .and_then(Value::as_str)
+    {
+        Some("enabled" | "adaptive") => chain.facts.thinking_enabled = true,
+        Some("disabled") | None => chain.facts.thinking_disabled = true,
+        Some(_) => {}
+    }
+    match body.get("system") {
+        None | Some(Value::Null) => {}
+        Some(Value::String(s)) => {
+            chain.begin_turn(Role::System, "system", Ptr::root("system"), s.len());
+            chain.push(NodeKind::Text { blank: blank(s) }, Ptr::root("system"));
+        }
+        Some(Value::Array(blocks)) => {
+            chain.begin_turn(
+                Role::System,
+                "system",
+                Ptr::root("system"),
+                approx_size(&body["system"]),
+            );
+            for (j, b) in blocks.iter().enumerate() {
+                let p = Ptr::item("system", j);
+                match b.get("text").and_then(Value::as_str) {
+                    Some(t) => chain.push(NodeKind::Text { blank: blank(t) }, p),
+                    None => malformed(
+                        out,
+                        p,
+                        None,
+                        format!("system[{j}] is not a text block with a string `text`"),
+                    ),
+                }
+            }
+        }
+        Some(other) => malformed(
+            out,
+            Ptr::root("system"),
+            None,
+            format!(
+                "`system` is {} but must be a string or an array of text blocks",
+                kind_of(other)
+            ),
+        ),
+    }
+    let msgs = match body.get(ROOT) {
+        Some(Value::Array(a)) => {
+            chain.facts.history_is_array = true;
+            a
+        }
+        Some(other) => {
+            malformed(
+                out,
+                Ptr::root(ROOT),
+                None,
+                format!("`messages` is {} but must be an array", kind_of(other)),
+            );
+            return;
+        }
+        None => {
+            malformed(
+                out,
+                Ptr::BODY,
+                None,
+                "the body has no `messages` array".into(),
+            );
+            return;
+        }
+    };
+    for (i, m) in msgs.iter().enumerate() {
+        map_message(i, m, chain, out);
+    }
+}
+
+fn map_message<'a>(i: usize, m: &'a Value, chain: &mut Chain<'a>, out: &mut Vec<Violation>) {
+    let ptr = Ptr::item(ROOT, i);
+    let Some(m) = m.as_object() else {
+        malformed(
+            out,
+            ptr,
+            None,
+            format!("messages[{i}] is {} but must be an object", kind_of(m)),
+        );
+        chain.begin_turn(Role::Unknown, "?", ptr, 0);
+        return;
+    };
+    let wire_role = match m.get("role") {
+        Some(Value::String(r)) => r.as_str(),
+        _ => {
+            malformed(
+                out,
+                ptr,
+                Some("role"),
+                format!("messages[{i}] has no string `role`"),
+            );
+            "?"
+        }
+    };
+    let role = match wire_role {
+        "user" => Role::User,
+        "assistant" => Role::Assistant,
+        "system" => Role::System,
+        _ => Role::Unknown,
+    };
+    let size = m.get("content").map(approx_size).unwrap_or(0);
+    chain.begin_turn(role, wire_role, ptr, size);
+    match m.get("content") {
+        None | Some(Value::Null) => chain.mark_empty(),
+        Some(Value::String(s)) => {
+            if s.is_empty() {
+                chain.mark_empty();
+            }
+            chain.push(
+                NodeKind::Text { blank: blank(s) },
+                Ptr::field(ROOT, i, "content"),
+            );
+        }
+        Some(Value::Array(blocks)) => {
+            if blocks.is_empty() {
+                chain.mark_empty();
+            }
+            for (j, b) in blocks.iter().enumerate() {
+                map_block(i, j, b, chain, out);
+            }
+        }
+        Some(other) => malformed(
+            out,
+            ptr,
+            Some("content"),
+            format!(
+                "messages[{i}].content is {} but must be a string or an array of blocks",
+                kind_of(other)
+            ),
+        ),
+    }
+}
+
+fn map_block<'a>(
+    i: usize,
+    j: usize,
+    b: &'a Value,
+    chain: &mut Chain<'a>,
+    out: &mut Vec<Violation>,
+) {
+    let p = Ptr::sub(ROOT, i, "content", j);
+    let Some(b) = b.as_object() else {
+        malformed(
+            out,
+            p,
+            None,
+            format!(
+                "messages[{i}].content[{j}] is {} but a content block is an object",
+                kind_of(b)
+            ),
+        );
+        return;
+    };
+    let s = |k: &str| b.get(k).and_then(Value::as_str);
+    let Some(ty) = s("type") else {
+        malformed(
+            out,
+            p,
+            Some("type"),
+            format!("messages[{i}].content[{j}] has no string `type`"),
+        );
+        return;
+    };
+    let kind = match ty {
+        "text" => match b.get("text") {
+            Some(Value::String(t)) => NodeKind::Text { blank: blank(t) },
+            _ => {
+                malformed(
+                    out,
+                    p,
+                    Some("text"),
+                    format!("messages[{i}].content[{j}] is a text block without a string `text`"),
+                );
+                return;
+            }
+        },
+        "image" | "document" | "search_result" | "container_upload" => NodeKind::Media,
+        "tool_use" => NodeKind::Call {
+            call_id: s("id"),
+            name: s("name"),
+            item_id: None,
+            kind: CallKind::Client,
+            wire: "tool_use",
+            signed: false,
+        },
+        "server_tool_use" | "mcp_tool_use" => NodeKind::Call {
+            call_id: s("id"),
+            name: s("name"),
+            item_id: None,
+            kind: CallKind::Server,
+            wire: if ty == "server_tool_use" {
+                "server_tool_use"
+            } else {
+                "mcp_tool_use"
+            },
+            signed: false,
+        },
+        "tool_result" => NodeKind::Result {
+            call_id: s("tool_use_id"),
+            name: None,
+            kind: CallKind::Client,
+            wire: "tool_result",
+        },
+        t if t.ends_with("_tool_result") => NodeKind::Result {
+            call_id: s("tool_use_id"),
+            name: None,
+            kind: CallKind::Server,
+            wire: t,
+        },
+        "thinking" => {
+            if s("thinking").is_none() {
+                malformed(out, p, Some("thinking"), format!("messages[{i}].content[{j}] is a thinking block without a string `thinking`"));
+            }
+            NodeKind::Reasoning {
+                item_id: None,
+                signed: s("signature").is_some_and(|sig| !sig.is_empty()),
+                encrypted: false,
+                redacted: false,
+                wire: "thinking",
+            }
+        }
+        "redacted_thinking" => NodeKind::Reasoning {
+            item_id: None,
+            signed: s("data").is_some_and(|d| !d.is_empty()),
+            encrypted: true,
+            redacted: true,
+            wire: "redacted_thinking",
+        },
+        t => NodeKind::Other { wire: t },
+    };
+    chain.push(kind, p);
+}

@@ -1,0 +1,265 @@
+//! Gemini `generateContent` (`systemInstruction` + `contents[]` of parts).
+//!
+//! Reads both casings the API accepts (`functionCall` and `function_call`,
+//! `thoughtSignature` and `thought_signature`, ...). A `model` turn is the assistant; a
+//! `user` (or legacy `function`) turn may carry `functionResponse` parts, which are results
+//! matched by `id` when present and else by name and order.
+
+use serde_json::{Map, Value};
+
+use super::openai_chat::approx_size;
+use super::{kind_of, malformed};
+use crate::chain::{CallKind, Chain, NodeKind, Ptr, Role};
+use crate::violation::Violation;
+
+const ROOT: &str = "contents";
+
+fn get<'a>(o: &'a Map<String, Value>, camel: &str, snake: &str) -> Option<&'a Value> {
+    o.get(camel).or_else(|| o.get(snake))
+}
+
+pub(crate) fn map<'a>(
+    body: &'a Map<String, Value>,
+    chain: &mut Chain<'a>,
+    out: &mut Vec<Violation>,
+) {
+    let (sys_key, sys) = match (
+        body.get("systemInstruction"),
+        body.get("system_instruction"),
+    ) {
+        (Some(v), _) => ("systemInstruction", Some(v)),
+        (None, Some(v)) => ("system_instruction", Some(v)),
+        _ => ("systemInstruction", None),
+    };
+    if let Some(sys) = sys {
+        let root = if sys_key == "systemInstruction" {
+            "systemInstruction"
+        } else {
+            "system_instruction"
+        };
+        chain.begin_turn(Role::System, "system", Ptr::root(root), approx_size(sys));
+        if !sys.is_object() && !sys.is_string() {
+            malformed(
+                out,
+                Ptr::root(root),
+                None,
+                format!("`{root}` is {} but must be a content object", kind_of(sys)),
+            );
+        }
+    }
+    let contents = match body.get(ROOT) {
+        Some(Value::Array(a)) => {
+            chain.facts.history_is_array = true;
+            a
+        }
+        Some(other) => {
+            malformed(
+                out,
+                Ptr::root(ROOT),
+                None,
+                format!("`contents` is {} but must be an array", kind_of(other)),
+            );
+            return;
+        }
+        None => {
+            malformed(
+                out,
+                Ptr::BODY,
+                None,
+                "the body has no `contents` array".into(),
+            );
+            return;
+        }
+    };
+    for (i, c) in contents.iter().enumerate() {
+        map_content(i, c, chain, out);
+    }
+}
+
+fn map_content<'a>(i: usize, c: &'a Value, chain: &mut Chain<'a>, out: &mut Vec<Violation>) {
+    let ptr = Ptr::item(ROOT, i);
+    let Some(c) = c.as_object() else {
+        malformed(
+            out,
+            ptr,
+            None,
+            format!(
+                "contents[{i}] is {} but must be an object with `parts`",
+                kind_of(c)
+            ),
+        );
+        chain.begin_turn(Role::Unknown, "?", ptr, 0);
+        return;
+    };
+    let wire_role = match c.get("role") {
+        Some(Value::String(r)) => r.as_str(),
+        None | Some(Value::Null) => "user",
+        Some(other) => {
+            malformed(
+                out,
+                ptr,
+                Some("role"),
+                format!(
+                    "contents[{i}].role is {} but must be a string",
+                    kind_of(other)
+                ),
+            );
+            "?"
+        }
+    };
+    let role = match wire_role {
+        "user" => Role::User,
+        "model" => Role::Assistant,
+        "function" | "tool" => Role::Tool,
+        "system" => Role::System,
+        _ => Role::Unknown,
+    };
+    let size = c.get("parts").map(approx_size).unwrap_or(0);
+    chain.begin_turn(role, wire_role, ptr, size);
+    let parts = match c.get("parts") {
+        Some(Value::Array(p)) => p,
+        None | Some(Value::Null) => {
+            chain.mark_empty();
+            return;
+        }
+        Some(other) => {
+            malformed(
+                out,
+                ptr,
+                Some("parts"),
+                format!(
+                    "contents[{i}].parts is {} but must be an array",
+                    kind_of(other)
+                ),
+            );
+            return;
+        }
+    };
+    if parts.is_empty() {
+        chain.mark_empty();
+    }
+    for (j, p) in parts.iter().enumerate() {
+        map_part(i, j, p, chain, out);
+    }
+}
+
+fn map_part<'a>(i: usize, j: usize, p: &'a Value, chain: &mut Chain<'a>, out: &mut Vec<Violation>) {
+    let pptr = Ptr::sub(ROOT, i, "parts", j);
+    let Some(p) = p.as_object() else {
+        malformed(
+            out,
+            pptr,
+            None,
+            format!(
+                "contents[{i}].parts[{j}] is {} but a part is an object",
+                kind_of(p)
+            ),
+        );
+        return;
+    };
+    let signed = get(p, "thoughtSignature", "thought_signature")
+        .is_some_and(|s| s.as_str().is_some_and(|s| !s.is_empty()));
+    if signed {
+        chain.facts.signatures_seen = true;
+    }
+    let thought = p.get("thought").and_then(Value::as_bool).unwrap_or(false);
+    let kind = if let Some(fc) = get(p, "functionCall", "function_call") {
+        let Some(fc) = fc.as_object() else {
+            malformed(
+                out,
+                pptr,
+                Some("functionCall"),
+                format!(
+                    "contents[{i}].parts[{j}].functionCall is {} but must be an object",
+                    kind_of(fc)
+                ),
+            );
+            return;
+        };
+        NodeKind::Call {
+            call_id: fc.get("id").and_then(Value::as_str),
+            name: fc.get("name").and_then(Value::as_str),
+            item_id: None,
+            kind: CallKind::Client,
+            wire: "functionCall",
+            signed,
+        }
+    } else if let Some(fr) = get(p, "functionResponse", "function_response") {
+        let Some(fr) = fr.as_object() else {
+            malformed(
+                out,
+                pptr,
+                Some("functionResponse"),
+                format!(
+                    "contents[{i}].parts[{j}].functionResponse is {} but must be an object",
+                    kind_of(fr)
+                ),
+            );
+            return;
+        };
+        NodeKind::Result {
+            call_id: fr.get("id").and_then(Value::as_str),
+            name: fr.get("name").and_then(Value::as_str),
+            kind: CallKind::Client,
+            wire: "functionResponse",
+        }
+    } else if let Some(t) = p.get("text") {
+        match t {
+            Value::String(_) if thought => NodeKind::Reasoning {
+                item_id: None,
+                signed,
+                encrypted: false,
+                redacted: false,
+                wire: "thought",
+            },
+            Value::String(s) => NodeKind::Text {
+                blank: s.is_empty() && !signed,
+            },
+            Value::Null => NodeKind::Empty,
+            other => {
+                malformed(
+                    out,
+                    pptr,
+                    Some("text"),
+                    format!(
+                        "contents[{i}].parts[{j}].text is {} but must be a string",
+                        kind_of(other)
+                    ),
+                );
+                return;
+            }
+        }
+    } else if ["inlineData", "inline_data", "fileData", "file_data"]
+        .iter()
+        .any(|k| p.contains_key(*k))
+    {
+        NodeKind::Media
+    } else if [
+        "executableCode",
+        "executable_code",
+        "codeExecutionResult",
+        "code_execution_result",
+        "videoMetadata",
+        "video_metadata",
+        "toolCall",
+        "toolResponse",
+        "tool_call",
+        "tool_response",
+    ]
+    .iter()
+    .any(|k| p.contains_key(*k))
+    {
+        NodeKind::Other { wire: "server" }
+    } else if thought {
+        NodeKind::Reasoning {
+            item_id: None,
+            signed,
+            encrypted: false,
+            redacted: false,
+            wire: "thought",
+        }
+    } else {
+        NodeKind::Empty
+    };
+    chain.push(kind, pptr);
+}

@@ -1,0 +1,340 @@
+//! Dialects: one module per request body format, each mapping its wire JSON onto the
+//! [`Chain`](crate::chain::Chain).
+//!
+//! Invariant: an adapter never fails and never judges. It records what it sees (turns,
+//! nodes, and `malformed` violations for shapes it cannot read) and leaves every rule
+//! about pairing, order and reasoning to [`rules`](crate::rules).
+
+use serde_json::{Map, Value};
+use std::fmt;
+use std::str::FromStr;
+
+use crate::chain::{Chain, Ptr};
+use crate::violation::{Rule, Violation};
+
+pub mod anthropic;
+pub mod gemini;
+pub mod openai_chat;
+pub mod openai_responses;
+
+/// A request body format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Dialect {
+    /// `POST /v1/chat/completions` and every compatible API.
+    OpenAiChat,
+    /// `POST /v1/responses`.
+    OpenAiResponses,
+    /// `POST /v1/messages`.
+    Anthropic,
+    /// `generateContent` / `streamGenerateContent`.
+    Gemini,
+}
+
+impl Dialect {
+    /// Every dialect.
+    pub const ALL: [Dialect; 4] = [
+        Dialect::OpenAiChat,
+        Dialect::OpenAiResponses,
+        Dialect::Anthropic,
+        Dialect::Gemini,
+    ];
+
+    /// The stable name (`openai_chat`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            Dialect::OpenAiChat => "openai_chat",
+            Dialect::OpenAiResponses => "openai_responses",
+            Dialect::Anthropic => "anthropic",
+            Dialect::Gemini => "gemini",
+        }
+    }
+
+    /// The top-level key that holds the history.
+    pub fn history_key(self) -> &'static str {
+        match self {
+            Dialect::OpenAiChat | Dialect::Anthropic => "messages",
+            Dialect::OpenAiResponses => "input",
+            Dialect::Gemini => "contents",
+        }
+    }
+
+    /// The dialect an endpoint path belongs to, if it names one.
+    pub fn from_endpoint(path: &str) -> Option<Dialect> {
+        let path = path.split('?').next().unwrap_or(path);
+        if path.ends_with("/chat/completions") {
+            Some(Dialect::OpenAiChat)
+        } else if path.ends_with("/responses") {
+            Some(Dialect::OpenAiResponses)
+        } else if path.ends_with("/messages")
+            || path.contains(":rawPredict")
+            || path.contains("/invoke")
+        {
+            Some(Dialect::Anthropic)
+        } else if path.contains(":generateContent") || path.contains(":streamGenerateContent") {
+            Some(Dialect::Gemini)
+        } else {
+            None
+        }
+    }
+
+    /// Map a body onto the chain. Never fails: unreadable shapes become `malformed`.
+    pub fn build_chain<'a>(self, body: &'a Value, out: &mut Vec<Violation>) -> Chain<'a> {
+        let mut chain = Chain::default();
+        let Some(obj) = body.as_object() else {
+            out.push(Violation::error(
+                Rule::Malformed,
+                String::new(),
+                format!(
+                    "the body is {} but a {} request is a JSON object",
+                    kind_of(body),
+                    self.name()
+                ),
+            ));
+            return chain;
+        };
+        chain.facts.model = obj.get("model").and_then(Value::as_str);
+        match self {
+            Dialect::OpenAiChat => openai_chat::map(obj, &mut chain, out),
+            Dialect::OpenAiResponses => openai_responses::map(obj, &mut chain, out),
+            Dialect::Anthropic => anthropic::map(obj, &mut chain, out),
+            Dialect::Gemini => gemini::map(obj, &mut chain, out),
+        }
+        chain
+    }
+}
+
+impl fmt::Display for Dialect {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Dialect {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.to_ascii_lowercase().replace('-', "_").as_str() {
+            "openai_chat" | "chat" | "openai" => Ok(Dialect::OpenAiChat),
+            "openai_responses" | "responses" => Ok(Dialect::OpenAiResponses),
+            "anthropic" | "messages" | "claude" => Ok(Dialect::Anthropic),
+            "gemini" | "google" => Ok(Dialect::Gemini),
+            _ => Err(format!(
+                "unknown dialect '{s}' (expected one of openai_chat, openai_responses, anthropic, gemini)"
+            )),
+        }
+    }
+}
+
+/// Why a dialect could not be told from a body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Undetected {
+    /// The body is not a JSON object.
+    NotAnObject(&'static str),
+    /// No key of any dialect's history.
+    NoHistory,
+    /// Several dialects fit.
+    Ambiguous(Vec<Dialect>),
+}
+
+impl fmt::Display for Undetected {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Undetected::NotAnObject(kind) => {
+                write!(f, "the body is {kind}, not a JSON object, so it is no request body of any dialect")
+            }
+            Undetected::NoHistory => f.write_str(
+                "the body has none of the keys that hold a history (`messages`, `input`, `contents`); pass --dialect to say which it is",
+            ),
+            Undetected::Ambiguous(ds) => {
+                let names: Vec<&str> = ds.iter().map(|d| d.name()).collect();
+                write!(
+                    f,
+                    "the body could be any of {}; pass --dialect to say which",
+                    names.join(", ")
+                )
+            }
+        }
+    }
+}
+
+/// Tell the dialect from the body's shape.
+pub fn detect(body: &Value) -> Result<Dialect, Undetected> {
+    let Some(obj) = body.as_object() else {
+        return Err(Undetected::NotAnObject(kind_of(body)));
+    };
+    let has = |k: &str| obj.contains_key(k);
+    if has("contents") || has("systemInstruction") || has("system_instruction") {
+        return Ok(Dialect::Gemini);
+    }
+    if has("input") && !has("messages") {
+        return Ok(Dialect::OpenAiResponses);
+    }
+    if !has("messages") {
+        if has("instructions") || has("previous_response_id") {
+            return Ok(Dialect::OpenAiResponses);
+        }
+        return Err(Undetected::NoHistory);
+    }
+    let (a, c) = messages_leaning(obj);
+    match (a, c) {
+        (true, false) => Ok(Dialect::Anthropic),
+        (false, true) => Ok(Dialect::OpenAiChat),
+        _ => Err(Undetected::Ambiguous(vec![
+            Dialect::OpenAiChat,
+            Dialect::Anthropic,
+        ])),
+    }
+}
+
+/// Signs of Anthropic and of OpenAI chat in a body with `messages`.
+fn messages_leaning(obj: &Map<String, Value>) -> (bool, bool) {
+    let mut anthropic = obj.contains_key("system")
+        || obj.contains_key("anthropic_version")
+        || obj.contains_key("thinking")
+        || obj.contains_key("stop_sequences")
+        || obj.contains_key("anthropic_beta");
+    let mut chat = obj.contains_key("n")
+        || obj.contains_key("max_completion_tokens")
+        || obj.contains_key("response_format")
+        || obj.contains_key("frequency_penalty")
+        || obj.contains_key("presence_penalty")
+        || obj.contains_key("logprobs")
+        || obj.contains_key("reasoning_effort")
+        || obj.contains_key("stream_options")
+        || obj.contains_key("parallel_tool_calls");
+    if let Some(Value::String(m)) = obj.get("model") {
+        if m.starts_with("claude") {
+            anthropic = true;
+        }
+        if m.starts_with("gpt-")
+            || m.starts_with("o1")
+            || m.starts_with("o3")
+            || m.starts_with("o4")
+        {
+            chat = true;
+        }
+    }
+    if let Some(Value::Array(tools)) = obj.get("tools") {
+        for t in tools {
+            if t.get("input_schema").is_some() {
+                anthropic = true;
+            }
+            if t.get("function").is_some() {
+                chat = true;
+            }
+        }
+    }
+    if let Some(Value::Array(msgs)) = obj.get("messages") {
+        for m in msgs {
+            let Some(m) = m.as_object() else { continue };
+            if let Some("system" | "developer" | "tool" | "function") =
+                m.get("role").and_then(Value::as_str)
+            {
+                chat = true;
+            }
+            if m.contains_key("tool_calls")
+                || m.contains_key("tool_call_id")
+                || m.contains_key("reasoning_content")
+            {
+                chat = true;
+            }
+            if let Some(Value::Array(blocks)) = m.get("content") {
+                for b in blocks {
+                    match b.get("type").and_then(Value::as_str) {
+                        Some(
+                            "tool_use"
+                            | "tool_result"
+                            | "thinking"
+                            | "redacted_thinking"
+                            | "server_tool_use"
+                            | "document"
+                            | "web_search_tool_result",
+                        ) => anthropic = true,
+                        Some("image_url" | "input_audio" | "file" | "refusal") => chat = true,
+                        Some("image") if b.get("source").is_some() => anthropic = true,
+                        _ => {}
+                    }
+                }
+            }
+        }
+    }
+    (anthropic, chat)
+}
+
+/// A short description of a JSON value's type, for messages.
+pub fn kind_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// A `malformed` violation about the value at `ptr` (plus an optional field).
+pub(crate) fn malformed(out: &mut Vec<Violation>, ptr: Ptr, field: Option<&str>, message: String) {
+    let path = match field {
+        Some(f) => ptr.render_with(f),
+        None => ptr.render(),
+    };
+    out.push(Violation::error(Rule::Malformed, path, message));
+}
+
+/// True when a string is empty or white space only.
+pub(crate) fn blank(s: &str) -> bool {
+    s.trim().is_empty()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn detects_each_dialect_from_its_shape() {
+        assert_eq!(detect(&json!({"contents": []})), Ok(Dialect::Gemini));
+        assert_eq!(
+            detect(&json!({"input": "hi"})),
+            Ok(Dialect::OpenAiResponses)
+        );
+        assert_eq!(
+            detect(&json!({"messages": [{"role": "system", "content": "x"}]})),
+            Ok(Dialect::OpenAiChat)
+        );
+        assert_eq!(
+            detect(&json!({"system": "x", "messages": [{"role": "user", "content": "x"}]})),
+            Ok(Dialect::Anthropic)
+        );
+        assert!(matches!(
+            detect(&json!({"messages": [{"role": "user", "content": "x"}]})),
+            Err(Undetected::Ambiguous(_))
+        ));
+        assert_eq!(
+            detect(&json!([1])),
+            Err(Undetected::NotAnObject("an array"))
+        );
+        assert_eq!(detect(&json!({"foo": 1})), Err(Undetected::NoHistory));
+    }
+
+    #[test]
+    fn endpoints_name_their_dialect() {
+        assert_eq!(
+            Dialect::from_endpoint("/v1/chat/completions"),
+            Some(Dialect::OpenAiChat)
+        );
+        assert_eq!(
+            Dialect::from_endpoint("/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse"),
+            Some(Dialect::Gemini)
+        );
+        assert_eq!(
+            Dialect::from_endpoint("/v1/messages"),
+            Some(Dialect::Anthropic)
+        );
+        assert_eq!(
+            Dialect::from_endpoint("/v1/responses"),
+            Some(Dialect::OpenAiResponses)
+        );
+        assert_eq!(Dialect::from_endpoint("/healthz"), None);
+    }
+}

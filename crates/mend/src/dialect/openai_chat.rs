@@ -1,0 +1,331 @@
+//! OpenAI chat completions (`messages[]`) and every compatible API.
+//!
+//! Maps each message to a turn: `tool_calls[]` entries become calls, a `tool` message
+//! becomes a result, `reasoning_content` / `reasoning` / `reasoning_details` become a
+//! reasoning node (DeepSeek, xAI, Z.ai, OpenRouter). A message's content is "empty" when
+//! it is absent or null; an empty string is content.
+
+use serde_json::{Map, Value};
+
+use super::{blank, kind_of, malformed};
+use crate::chain::{CallKind, Chain, NodeKind, Ptr, Role};
+use crate::violation::Violation;
+
+const ROOT: &str = "messages";
+
+pub(crate) fn map<'a>(
+    body: &'a Map<String, Value>,
+    chain: &mut Chain<'a>,
+    out: &mut Vec<Violation>,
+) {
+    let msgs = match body.get(ROOT) {
+        Some(Value::Array(a)) => {
+            chain.facts.history_is_array = true;
+            a
+        }
+        Some(other) => {
+            malformed(
+                out,
+                Ptr::root(ROOT),
+                None,
+                format!(
+                    "`messages` is {} but must be an array of messages",
+                    kind_of(other)
+                ),
+            );
+            return;
+        }
+        None => {
+            malformed(
+                out,
+                Ptr::BODY,
+                None,
+                "the body has no `messages` array".into(),
+            );
+            return;
+        }
+    };
+    for (i, m) in msgs.iter().enumerate() {
+        map_message(i, m, chain, out);
+    }
+    chain.facts.assistant_prefix = msgs
+        .last()
+        .and_then(|m| m.get("prefix"))
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+}
+
+fn map_message<'a>(i: usize, m: &'a Value, chain: &mut Chain<'a>, out: &mut Vec<Violation>) {
+    let ptr = Ptr::item(ROOT, i);
+    let Some(m) = m.as_object() else {
+        malformed(
+            out,
+            ptr,
+            None,
+            format!(
+                "messages[{i}] is {} but must be an object with a `role`",
+                kind_of(m)
+            ),
+        );
+        chain.begin_turn(Role::Unknown, "?", ptr, 0);
+        return;
+    };
+    let wire_role = match m.get("role") {
+        Some(Value::String(r)) => r.as_str(),
+        Some(other) => {
+            malformed(
+                out,
+                ptr,
+                Some("role"),
+                format!(
+                    "messages[{i}].role is {} but must be a string",
+                    kind_of(other)
+                ),
+            );
+            "?"
+        }
+        None => {
+            malformed(
+                out,
+                ptr,
+                Some("role"),
+                format!("messages[{i}] has no `role`"),
+            );
+            "?"
+        }
+    };
+    let role = match wire_role {
+        "system" | "developer" => Role::System,
+        "user" => Role::User,
+        "assistant" => Role::Assistant,
+        "tool" | "function" => Role::Tool,
+        _ => Role::Unknown,
+    };
+    let size = m.get("content").map(approx_size).unwrap_or(0);
+    chain.begin_turn(role, wire_role, ptr, size);
+
+    for key in ["reasoning_content", "reasoning", "reasoning_details"] {
+        if let Some(v) = m.get(key) {
+            if !v.is_null() {
+                chain.push(
+                    NodeKind::Reasoning {
+                        item_id: None,
+                        signed: key == "reasoning_details",
+                        encrypted: false,
+                        redacted: false,
+                        wire: key_static(key),
+                    },
+                    Ptr::field(ROOT, i, key_static(key)),
+                );
+                break;
+            }
+        }
+    }
+
+    match m.get("content") {
+        None | Some(Value::Null) => chain.mark_empty(),
+        Some(Value::String(s)) => chain.push(
+            NodeKind::Text { blank: blank(s) },
+            Ptr::field(ROOT, i, "content"),
+        ),
+        Some(Value::Array(parts)) => {
+            if parts.is_empty() {
+                chain.mark_empty();
+            }
+            for (j, p) in parts.iter().enumerate() {
+                let pptr = Ptr::sub(ROOT, i, "content", j);
+                let Some(p) = p.as_object() else {
+                    malformed(
+                        out,
+                        pptr,
+                        None,
+                        format!(
+                            "messages[{i}].content[{j}] is {} but a content part is an object",
+                            kind_of(p)
+                        ),
+                    );
+                    continue;
+                };
+                let kind = match p.get("type").and_then(Value::as_str) {
+                    Some("text") => NodeKind::Text {
+                        blank: p.get("text").and_then(Value::as_str).is_none_or(blank),
+                    },
+                    Some("refusal") => NodeKind::Text { blank: false },
+                    Some("image_url" | "input_audio" | "file" | "image" | "audio") => {
+                        NodeKind::Media
+                    }
+                    Some(t) => NodeKind::Other { wire: t },
+                    None => {
+                        malformed(
+                            out,
+                            pptr,
+                            Some("type"),
+                            format!("messages[{i}].content[{j}] has no string `type`"),
+                        );
+                        continue;
+                    }
+                };
+                chain.push(kind, pptr);
+            }
+        }
+        Some(other) => malformed(
+            out,
+            ptr,
+            Some("content"),
+            format!(
+                "messages[{i}].content is {} but must be a string, an array of parts, or null",
+                kind_of(other)
+            ),
+        ),
+    }
+
+    if role == Role::Assistant {
+        match m.get("tool_calls") {
+            None | Some(Value::Null) => {}
+            Some(Value::Array(calls)) => {
+                if calls.is_empty() {
+                    malformed(
+                        out,
+                        ptr,
+                        Some("tool_calls"),
+                        format!(
+                            "messages[{i}].tool_calls is an empty array; omit the key or send null"
+                        ),
+                    );
+                }
+                for (j, c) in calls.iter().enumerate() {
+                    map_call(i, j, c, chain, out);
+                }
+            }
+            Some(other) => malformed(
+                out,
+                ptr,
+                Some("tool_calls"),
+                format!(
+                    "messages[{i}].tool_calls is {} but must be an array",
+                    kind_of(other)
+                ),
+            ),
+        }
+        if let Some(fc) = m.get("function_call").and_then(Value::as_object) {
+            chain.push(
+                NodeKind::Call {
+                    call_id: None,
+                    name: fc.get("name").and_then(Value::as_str),
+                    item_id: None,
+                    kind: CallKind::Client,
+                    wire: "function_call",
+                    signed: false,
+                },
+                Ptr::field(ROOT, i, "function_call"),
+            );
+        }
+    }
+
+    if role == Role::Tool {
+        let call_id = match m.get("tool_call_id") {
+            Some(Value::String(s)) => Some(s.as_str()),
+            Some(Value::Null) | None => None,
+            Some(other) => {
+                malformed(
+                    out,
+                    ptr,
+                    Some("tool_call_id"),
+                    format!(
+                        "messages[{i}].tool_call_id is {} but must be a string",
+                        kind_of(other)
+                    ),
+                );
+                None
+            }
+        };
+        let name = m.get("name").and_then(Value::as_str);
+        chain.push(
+            NodeKind::Result {
+                call_id,
+                name: if wire_role == "function" { name } else { None },
+                kind: CallKind::Client,
+                wire: wire_role,
+            },
+            ptr,
+        );
+    }
+}
+
+fn map_call<'a>(i: usize, j: usize, c: &'a Value, chain: &mut Chain<'a>, out: &mut Vec<Violation>) {
+    let cptr = Ptr::sub(ROOT, i, "tool_calls", j);
+    let Some(c) = c.as_object() else {
+        malformed(
+            out,
+            cptr,
+            None,
+            format!(
+                "messages[{i}].tool_calls[{j}] is {} but a tool call is an object",
+                kind_of(c)
+            ),
+        );
+        return;
+    };
+    let call_id = match c.get("id") {
+        Some(Value::String(s)) => Some(s.as_str()),
+        Some(Value::Null) | None => None,
+        Some(other) => {
+            malformed(
+                out,
+                cptr,
+                Some("id"),
+                format!(
+                    "messages[{i}].tool_calls[{j}].id is {} but must be a string",
+                    kind_of(other)
+                ),
+            );
+            None
+        }
+    };
+    let func = c.get("function").or_else(|| c.get("custom"));
+    let name = func.and_then(|f| f.get("name")).and_then(Value::as_str);
+    match name {
+        Some("") => malformed(
+            out,
+            cptr,
+            Some("function/name"),
+            format!("messages[{i}].tool_calls[{j}].function.name is an empty string"),
+        ),
+        None => malformed(
+            out,
+            cptr,
+            Some("function"),
+            format!("messages[{i}].tool_calls[{j}] has no `function.name`"),
+        ),
+        _ => {}
+    }
+    chain.push(
+        NodeKind::Call {
+            call_id,
+            name,
+            item_id: None,
+            kind: CallKind::Client,
+            wire: "tool_calls",
+            signed: false,
+        },
+        cptr,
+    );
+}
+
+fn key_static(key: &str) -> &'static str {
+    match key {
+        "reasoning_content" => "reasoning_content",
+        "reasoning" => "reasoning",
+        _ => "reasoning_details",
+    }
+}
+
+/// A cheap size estimate of a content value (string bytes; parts counted by their text).
+pub(crate) fn approx_size(v: &Value) -> usize {
+    match v {
+        Value::String(s) => s.len(),
+        Value::Array(a) => a.iter().map(approx_size).sum(),
+        Value::Object(o) => o.values().map(approx_size).sum(),
+        Value::Null | Value::Bool(_) | Value::Number(_) => 0,
+    }
+}

@@ -1,0 +1,309 @@
+//! OpenAI Responses (`input`: a string or a list of items).
+//!
+//! Every item is a turn of its own, so that "the next item" is "the next turn": a
+//! `reasoning` item, a `function_call` (and the other client call kinds), the matching
+//! `*_output` items, server tool calls (`web_search_call`, ...), and messages, which may
+//! be typed (`type: message`, usually with a `msg_…` id) or role-only.
+
+use serde_json::{Map, Value};
+
+use super::openai_chat::approx_size;
+use super::{blank, kind_of, malformed};
+use crate::chain::{CallKind, Chain, NodeKind, Ptr, Role};
+use crate::violation::Violation;
+
+const ROOT: &str = "input";
+
+/// Client call item types and the output item type that answers each.
+const CLIENT_CALLS: [(&str, &str); 6] = [
+    ("function_call", "function_call_output"),
+    ("custom_tool_call", "custom_tool_call_output"),
+    ("computer_call", "computer_call_output"),
+    ("local_shell_call", "local_shell_call_output"),
+    ("shell_call", "shell_call_output"),
+    ("apply_patch_call", "apply_patch_call_output"),
+];
+
+const SERVER_CALLS: [&str; 7] = [
+    "web_search_call",
+    "file_search_call",
+    "code_interpreter_call",
+    "image_generation_call",
+    "mcp_call",
+    "mcp_list_tools",
+    "tool_search_call",
+];
+
+pub(crate) fn map<'a>(
+    body: &'a Map<String, Value>,
+    chain: &mut Chain<'a>,
+    out: &mut Vec<Violation>,
+) {
+    match body.get(ROOT) {
+        Some(Value::String(s)) => {
+            chain.begin_turn(Role::User, "user", Ptr::root(ROOT), s.len());
+            chain.push(NodeKind::Text { blank: blank(s) }, Ptr::root(ROOT));
+        }
+        Some(Value::Array(items)) => {
+            chain.facts.history_is_array = true;
+            for (i, it) in items.iter().enumerate() {
+                map_item(i, it, chain, out);
+            }
+        }
+        Some(Value::Null) | None => {}
+        Some(other) => malformed(
+            out,
+            Ptr::root(ROOT),
+            None,
+            format!(
+                "`input` is {} but must be a string or an array of items",
+                kind_of(other)
+            ),
+        ),
+    }
+}
+
+fn map_item<'a>(i: usize, it: &'a Value, chain: &mut Chain<'a>, out: &mut Vec<Violation>) {
+    let ptr = Ptr::item(ROOT, i);
+    let Some(obj) = it.as_object() else {
+        malformed(
+            out,
+            ptr,
+            None,
+            format!(
+                "input[{i}] is {} but an input item is an object",
+                kind_of(it)
+            ),
+        );
+        chain.begin_turn(Role::Unknown, "?", ptr, 0);
+        return;
+    };
+    let ty = match obj.get("type") {
+        Some(Value::String(t)) => Some(t.as_str()),
+        None | Some(Value::Null) => None,
+        Some(other) => {
+            malformed(
+                out,
+                ptr,
+                Some("type"),
+                format!("input[{i}].type is {} but must be a string", kind_of(other)),
+            );
+            None
+        }
+    };
+    let s = |k: &str| obj.get(k).and_then(Value::as_str);
+    let id = s("id");
+    match ty {
+        None | Some("message") => map_message(i, obj, ty.is_some(), chain, out),
+        Some("reasoning") => {
+            chain.begin_turn(
+                Role::Assistant,
+                "reasoning",
+                ptr,
+                obj.get("summary").map(approx_size).unwrap_or(0),
+            );
+            let encrypted = obj
+                .get("encrypted_content")
+                .is_some_and(|v| v.as_str().is_some_and(|s| !s.is_empty()));
+            chain.push(
+                NodeKind::Reasoning {
+                    item_id: id,
+                    signed: false,
+                    encrypted,
+                    redacted: false,
+                    wire: "reasoning",
+                },
+                ptr,
+            );
+        }
+        Some(t) => {
+            if let Some((wire, _)) = CLIENT_CALLS.iter().find(|(c, _)| *c == t) {
+                chain.begin_turn(
+                    Role::Assistant,
+                    wire,
+                    ptr,
+                    obj.get("arguments")
+                        .or(obj.get("input"))
+                        .map(approx_size)
+                        .unwrap_or(0),
+                );
+                let call_id = call_id_of(i, obj, ptr, out);
+                chain.push(
+                    NodeKind::Call {
+                        call_id,
+                        name: s("name"),
+                        item_id: id,
+                        kind: CallKind::Client,
+                        wire,
+                        signed: false,
+                    },
+                    ptr,
+                );
+            } else if let Some((_, wire)) = CLIENT_CALLS.iter().find(|(_, o)| *o == t) {
+                chain.begin_turn(
+                    Role::Tool,
+                    wire,
+                    ptr,
+                    obj.get("output").map(approx_size).unwrap_or(0),
+                );
+                let call_id = call_id_of(i, obj, ptr, out);
+                chain.push(
+                    NodeKind::Result {
+                        call_id,
+                        name: None,
+                        kind: CallKind::Client,
+                        wire,
+                    },
+                    ptr,
+                );
+            } else if t == "mcp_approval_request" {
+                chain.begin_turn(Role::Assistant, "mcp_approval_request", ptr, 0);
+                chain.push(
+                    NodeKind::Call {
+                        call_id: id,
+                        name: s("name"),
+                        item_id: id,
+                        kind: CallKind::Client,
+                        wire: "mcp_approval_request",
+                        signed: false,
+                    },
+                    ptr,
+                );
+            } else if t == "mcp_approval_response" {
+                chain.begin_turn(Role::Tool, "mcp_approval_response", ptr, 0);
+                chain.push(
+                    NodeKind::Result {
+                        call_id: s("approval_request_id"),
+                        name: None,
+                        kind: CallKind::Client,
+                        wire: "mcp_approval_response",
+                    },
+                    ptr,
+                );
+            } else if let Some(wire) = SERVER_CALLS.iter().find(|c| **c == t) {
+                chain.begin_turn(Role::Assistant, wire, ptr, 0);
+                chain.push(
+                    NodeKind::Call {
+                        call_id: id,
+                        name: None,
+                        item_id: id,
+                        kind: CallKind::Server,
+                        wire,
+                        signed: false,
+                    },
+                    ptr,
+                );
+            } else {
+                // item_reference, compaction and types mend does not know: kept, not judged.
+                chain.begin_turn(Role::Unknown, t, ptr, 0);
+                chain.push(NodeKind::Other { wire: t }, ptr);
+            }
+        }
+    }
+}
+
+fn call_id_of<'a>(
+    i: usize,
+    obj: &'a Map<String, Value>,
+    ptr: Ptr,
+    out: &mut Vec<Violation>,
+) -> Option<&'a str> {
+    match obj.get("call_id") {
+        Some(Value::String(s)) => Some(s.as_str()),
+        None | Some(Value::Null) => None,
+        Some(other) => {
+            malformed(
+                out,
+                ptr,
+                Some("call_id"),
+                format!(
+                    "input[{i}].call_id is {} but must be a string",
+                    kind_of(other)
+                ),
+            );
+            None
+        }
+    }
+}
+
+fn map_message<'a>(
+    i: usize,
+    obj: &'a Map<String, Value>,
+    typed: bool,
+    chain: &mut Chain<'a>,
+    out: &mut Vec<Violation>,
+) {
+    let ptr = Ptr::item(ROOT, i);
+    let wire_role = match obj.get("role") {
+        Some(Value::String(r)) => r.as_str(),
+        _ => {
+            malformed(
+                out,
+                ptr,
+                Some("role"),
+                format!("input[{i}] has neither a known `type` nor a string `role`"),
+            );
+            "?"
+        }
+    };
+    let role = match wire_role {
+        "system" | "developer" => Role::System,
+        "user" => Role::User,
+        "assistant" => Role::Assistant,
+        _ => Role::Unknown,
+    };
+    let size = obj.get("content").map(approx_size).unwrap_or(0);
+    chain.begin_turn(role, if typed { "message" } else { wire_role }, ptr, size);
+    if role == Role::Assistant {
+        chain.push(
+            NodeKind::Message {
+                item_id: obj.get("id").and_then(Value::as_str),
+            },
+            ptr,
+        );
+    }
+    match obj.get("content") {
+        None | Some(Value::Null) => chain.mark_empty(),
+        Some(Value::String(s)) => chain.push(
+            NodeKind::Text { blank: blank(s) },
+            Ptr::field(ROOT, i, "content"),
+        ),
+        Some(Value::Array(parts)) => {
+            if parts.is_empty() {
+                chain.mark_empty();
+            }
+            for (j, p) in parts.iter().enumerate() {
+                let pptr = Ptr::sub(ROOT, i, "content", j);
+                let kind = match p.get("type").and_then(Value::as_str) {
+                    Some(
+                        "input_text" | "output_text" | "text" | "summary_text" | "reasoning_text",
+                    ) => NodeKind::Text {
+                        blank: p.get("text").and_then(Value::as_str).is_none_or(blank),
+                    },
+                    Some("refusal") => NodeKind::Text { blank: false },
+                    Some("input_image" | "input_file" | "input_audio") => NodeKind::Media,
+                    Some(t) => NodeKind::Other { wire: t },
+                    None => {
+                        malformed(
+                            out,
+                            pptr,
+                            Some("type"),
+                            format!("input[{i}].content[{j}] has no string `type`"),
+                        );
+                        continue;
+                    }
+                };
+                chain.push(kind, pptr);
+            }
+        }
+        Some(other) => malformed(
+            out,
+            ptr,
+            Some("content"),
+            format!(
+                "input[{i}].content is {} but must be a string or an array of parts",
+                kind_of(other)
+            ),
+        ),
+    }
+}

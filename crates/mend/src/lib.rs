@@ -1,0 +1,281 @@
+//! mend keeps LLM conversation histories valid for every provider API.
+//!
+//! This crate is the engine: it reads a request body of one of four dialects
+//! (OpenAI chat, OpenAI Responses, Anthropic Messages, Gemini), maps its history onto a
+//! dialect-neutral [`Chain`](chain::Chain), and runs the rule catalog over it. Every
+//! finding names its rule, a JSON pointer into the body, what is wrong, and the error
+//! text the provider itself would answer with.
+//!
+//! It is not an HTTP client and never sends anything: call it just before you do.
+//!
+//! ```
+//! let body = br#"{"model": "gpt-4o", "messages": [
+//!   {"role": "user", "content": "weather?"},
+//!   {"role": "assistant", "content": null,
+//!    "tool_calls": [{"id": "call_1", "type": "function",
+//!                    "function": {"name": "weather", "arguments": "{}"}}]},
+//!   {"role": "user", "content": "and?"}
+//! ]}"#;
+//! let report = mend::check(body, &mend::CheckOptions::default()).unwrap();
+//! assert!(!report.valid());
+//! assert_eq!(report.violations[0].rule.id(), "tool-call-without-result");
+//! assert_eq!(report.violations[0].path, "/messages/1/tool_calls/0");
+//! ```
+#![warn(missing_docs)]
+
+pub mod chain;
+pub mod dialect;
+pub mod profile;
+pub mod rules;
+pub mod sse;
+mod texts;
+pub mod violation;
+
+use serde_json::Value;
+
+pub use dialect::{Dialect, Undetected};
+pub use profile::Profile;
+pub use violation::{Rule, Severity, Violation};
+
+use chain::Chain;
+
+/// What to check a body as. Everything is optional: the dialect is detected, the
+/// provider defaults to the dialect's generic profile (or the one the model names).
+#[derive(Debug, Clone, Default)]
+pub struct CheckOptions {
+    /// The dialect; detected from the endpoint or the body when `None`.
+    pub dialect: Option<Dialect>,
+    /// A provider profile name (`openai`, `mistral`, ...).
+    pub provider: Option<String>,
+    /// The model, when the body does not say (Gemini bodies never do).
+    pub model: Option<String>,
+    /// The endpoint path the body is sent to, to tell the dialect.
+    pub endpoint: Option<String>,
+}
+
+/// Why a body could not be checked at all.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The bytes are not a JSON document.
+    #[error("{0}")]
+    Parse(#[from] ParseError),
+    /// The dialect could not be told.
+    #[error("{0}")]
+    Undetected(Undetected),
+    /// No such provider profile.
+    #[error("unknown provider '{name}' (known: {known})")]
+    UnknownProvider {
+        /// What was asked for.
+        name: String,
+        /// The known names.
+        known: String,
+    },
+    /// The provider profile does not refine this dialect.
+    #[error("provider '{provider}' does not serve the {dialect} dialect")]
+    ProviderMismatch {
+        /// The profile.
+        provider: String,
+        /// The dialect.
+        dialect: Dialect,
+    },
+}
+
+/// A body that is not JSON: where and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{reason} at line {line}, column {column}")]
+pub struct ParseError {
+    /// 1-based line (0 when the input is empty).
+    pub line: usize,
+    /// 1-based column.
+    pub column: usize,
+    /// Why.
+    pub reason: String,
+}
+
+/// Parse request bytes into JSON, with an error that says where and why.
+pub fn parse_body(bytes: &[u8]) -> Result<Value, ParseError> {
+    match serde_json::from_slice::<Value>(bytes) {
+        Ok(v) => Ok(v),
+        Err(e) => Err(explain(bytes, &e)),
+    }
+}
+
+fn explain(bytes: &[u8], e: &serde_json::Error) -> ParseError {
+    let (line, column) = (e.line(), e.column());
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return ParseError {
+            line: 0,
+            column: 0,
+            reason: "empty input: no JSON at all".into(),
+        };
+    }
+    if let Err(u) = std::str::from_utf8(bytes) {
+        let at = u.valid_up_to();
+        let line = bytes[..at].iter().filter(|&&b| b == b'\n').count() + 1;
+        let column = at
+            - bytes[..at]
+                .iter()
+                .rposition(|&b| b == b'\n')
+                .map(|p| p + 1)
+                .unwrap_or(0)
+            + 1;
+        return ParseError {
+            line,
+            column,
+            reason: format!("invalid UTF-8 (byte {at})"),
+        };
+    }
+    let msg = e.to_string();
+    let msg = msg.split(" at line ").next().unwrap_or(&msg).to_string();
+    let reason = if e.is_eof() {
+        format!("truncated JSON: {msg}")
+    } else if msg.contains("recursion limit") {
+        "JSON nested too deeply (more than 128 levels)".to_string()
+    } else {
+        format!("not JSON: {msg}")
+    };
+    ParseError {
+        line,
+        column,
+        reason,
+    }
+}
+
+/// A finished check.
+#[derive(Debug, Clone)]
+pub struct Report {
+    /// The dialect the body was read as.
+    pub dialect: Dialect,
+    /// The provider profile used.
+    pub provider: &'static str,
+    /// Findings, in body order.
+    pub violations: Vec<Violation>,
+}
+
+impl Report {
+    /// No error-severity findings.
+    pub fn valid(&self) -> bool {
+        !self
+            .violations
+            .iter()
+            .any(|v| v.severity == Severity::Error)
+    }
+}
+
+/// A check that keeps the chain, for tables and tools that want to look further.
+#[derive(Debug, Clone)]
+pub struct Analysis<'a> {
+    /// The dialect.
+    pub dialect: Dialect,
+    /// The profile.
+    pub profile: &'static Profile,
+    /// The chain, borrowing the body.
+    pub chain: Chain<'a>,
+    /// Findings.
+    pub violations: Vec<Violation>,
+}
+
+impl Analysis<'_> {
+    /// Drop the chain, keep the verdict.
+    pub fn into_report(self) -> Report {
+        Report {
+            dialect: self.dialect,
+            provider: self.profile.name,
+            violations: self.violations,
+        }
+    }
+}
+
+/// Pick the dialect for a body under the options.
+pub fn resolve_dialect(body: &Value, opts: &CheckOptions) -> Result<Dialect, Error> {
+    if let Some(d) = opts.dialect {
+        return Ok(d);
+    }
+    if let Some(d) = opts.endpoint.as_deref().and_then(Dialect::from_endpoint) {
+        return Ok(d);
+    }
+    dialect::detect(body).map_err(Error::Undetected)
+}
+
+/// Pick the provider profile for a dialect under the options.
+pub fn resolve_profile(
+    dialect: Dialect,
+    model: Option<&str>,
+    opts: &CheckOptions,
+) -> Result<&'static Profile, Error> {
+    if let Some(name) = &opts.provider {
+        let p = Profile::named(name).ok_or_else(|| Error::UnknownProvider {
+            name: name.clone(),
+            known: Profile::names().join(", "),
+        })?;
+        if !p.fits(dialect) {
+            return Err(Error::ProviderMismatch {
+                provider: p.name.to_string(),
+                dialect,
+            });
+        }
+        return Ok(p);
+    }
+    if let Some(p) = model.and_then(Profile::for_model) {
+        if p.fits(dialect) {
+            return Ok(p);
+        }
+    }
+    Ok(Profile::default_for(dialect))
+}
+
+/// Check a parsed body and keep the chain.
+pub fn analyze<'a>(body: &'a Value, opts: &'a CheckOptions) -> Result<Analysis<'a>, Error> {
+    let dialect = resolve_dialect(body, opts)?;
+    let mut violations = Vec::new();
+    let mut chain = dialect.build_chain(body, &mut violations);
+    if let Some(m) = opts.model.as_deref() {
+        // The caller's word wins over the body's (Gemini bodies carry no model).
+        chain.facts.model = Some(m);
+    }
+    let profile = resolve_profile(dialect, chain.facts.model, opts)?;
+    if let Some(obj) = body.as_object() {
+        profile.check_wire(dialect, obj, &mut violations);
+    }
+    let ctx = rules::Ctx {
+        chain: &chain,
+        dialect,
+        profile,
+        params: rules::Params::of(dialect, profile),
+    };
+    rules::run(&ctx, &mut violations);
+    sort_by_position(&mut violations);
+    Ok(Analysis {
+        dialect,
+        profile,
+        chain,
+        violations,
+    })
+}
+
+/// Order findings by where they are in the body, then by rule, so output is stable.
+fn sort_by_position(v: &mut [Violation]) {
+    v.sort_by(|a, b| {
+        pointer_key(&a.path)
+            .cmp(&pointer_key(&b.path))
+            .then(a.rule.cmp(&b.rule))
+    });
+}
+
+fn pointer_key(p: &str) -> Vec<(u64, &str)> {
+    p.split('/')
+        .skip(1)
+        .map(|s| (s.parse::<u64>().unwrap_or(u64::MAX), s))
+        .collect()
+}
+
+/// Parse and check request bytes.
+pub fn check(bytes: &[u8], opts: &CheckOptions) -> Result<Report, Error> {
+    let body = parse_body(bytes)?;
+    check_value(&body, opts)
+}
+
+/// Check a parsed body.
+pub fn check_value(body: &Value, opts: &CheckOptions) -> Result<Report, Error> {
+    analyze(body, opts).map(Analysis::into_report)
+}

@@ -1,0 +1,371 @@
+//! Provider profiles: one provider's extra rules on top of a dialect.
+//!
+//! A profile is data (limits, switches) plus a few predicates over the wire body for the
+//! providers that reject fields they do not know. It never forks a dialect: the engine in
+//! [`rules`](crate::rules) reads these switches.
+
+use serde_json::{Map, Value};
+
+use crate::chain::Ptr;
+use crate::dialect::Dialect;
+use crate::violation::{Rule, Violation};
+
+/// How a provider constrains tool call ids.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallIdForm {
+    /// Any non-empty string.
+    Any,
+    /// At most this many characters (OpenAI chat: 40, Responses: 64).
+    MaxLen(usize),
+    /// Exactly nine characters of a-z, A-Z, 0-9 (Mistral).
+    NineAlnum,
+}
+
+/// A provider profile.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Profile {
+    /// The name given with `--provider` (`openai`, `mistral`, ...).
+    pub name: &'static str,
+    /// What it is, for `--help` and reports.
+    pub about: &'static str,
+    /// Dialects it can refine.
+    pub dialects: &'static [Dialect],
+    /// Call id form in OpenAI chat.
+    pub chat_call_id: CallIdForm,
+    /// `call_id` form in Responses.
+    pub responses_call_id: CallIdForm,
+    /// Thinking-mode assistant turns with tool calls must carry `reasoning_content`.
+    pub requires_reasoning_content: bool,
+    /// Roles must strictly alternate, and the first message must be a user message.
+    pub strict_alternation: bool,
+    /// Mistral's role order: only assistant or tool after tool, last role user or tool.
+    pub mistral_role_order: bool,
+    /// Responses: each call answered before the next assistant item (DeepSeek).
+    pub outputs_before_next_assistant_item: bool,
+    /// The `developer` role is not accepted.
+    pub rejects_developer_role: bool,
+    /// Message keys the provider accepts; others are rejected (Groq, Cerebras).
+    pub known_message_keys: Option<&'static [&'static str]>,
+    /// Tool call keys the provider accepts; others are rejected (Fireworks).
+    pub known_tool_call_keys: Option<&'static [&'static str]>,
+    /// Only user messages may carry `name` (xAI).
+    pub name_only_on_user: bool,
+}
+
+const CHAT: &[Dialect] = &[Dialect::OpenAiChat];
+const OPENAI: &[Dialect] = &[Dialect::OpenAiChat, Dialect::OpenAiResponses];
+const ANTHROPIC: &[Dialect] = &[Dialect::Anthropic];
+
+const VERTEX: &[Dialect] = &[Dialect::Anthropic, Dialect::Gemini];
+const ALL: &[Dialect] = &[
+    Dialect::OpenAiChat,
+    Dialect::OpenAiResponses,
+    Dialect::Anthropic,
+    Dialect::Gemini,
+];
+
+const CHAT_MESSAGE_KEYS: &[&str] = &[
+    "role",
+    "content",
+    "name",
+    "tool_calls",
+    "tool_call_id",
+    "reasoning",
+];
+const TOOL_CALL_KEYS: &[&str] = &["id", "type", "function", "index"];
+
+const BASE: Profile = Profile {
+    name: "generic",
+    about: "the rules every provider of the dialect enforces",
+    dialects: ALL,
+    chat_call_id: CallIdForm::Any,
+    responses_call_id: CallIdForm::Any,
+    requires_reasoning_content: false,
+    strict_alternation: false,
+    mistral_role_order: false,
+    outputs_before_next_assistant_item: false,
+    rejects_developer_role: false,
+    known_message_keys: None,
+    known_tool_call_keys: None,
+    name_only_on_user: false,
+};
+
+/// Every profile mend knows.
+pub const PROFILES: &[Profile] = &[
+    BASE,
+    Profile {
+        name: "openai",
+        about: "OpenAI: chat call ids at most 40 characters, Responses call_id at most 64",
+        dialects: OPENAI,
+        chat_call_id: CallIdForm::MaxLen(40),
+        responses_call_id: CallIdForm::MaxLen(64),
+        ..BASE
+    },
+    Profile {
+        name: "azure",
+        about: "Azure OpenAI: as openai",
+        dialects: OPENAI,
+        chat_call_id: CallIdForm::MaxLen(40),
+        responses_call_id: CallIdForm::MaxLen(64),
+        ..BASE
+    },
+    Profile {
+        name: "groq",
+        about: "Groq: rejects message fields it does not know (e.g. reasoning_content, timestamp)",
+        dialects: CHAT,
+        known_message_keys: Some(CHAT_MESSAGE_KEYS),
+        ..BASE
+    },
+    Profile {
+        name: "cerebras",
+        about: "Cerebras: rejects message fields it does not know (e.g. reasoning_content)",
+        dialects: CHAT,
+        known_message_keys: Some(CHAT_MESSAGE_KEYS),
+        ..BASE
+    },
+    Profile {
+        name: "fireworks",
+        about: "Fireworks: rejects tool call fields it does not know",
+        dialects: CHAT,
+        known_tool_call_keys: Some(TOOL_CALL_KEYS),
+        ..BASE
+    },
+    Profile {
+        name: "mistral",
+        about: "Mistral: call ids exactly 9 characters of a-z, A-Z, 0-9; no user right after tool; last role user or tool",
+        dialects: CHAT,
+        chat_call_id: CallIdForm::NineAlnum,
+        mistral_role_order: true,
+        ..BASE
+    },
+    Profile {
+        name: "deepseek",
+        about: "DeepSeek: thinking-mode tool-call turns carry reasoning_content; no developer role; Responses calls answered before the next assistant item",
+        dialects: OPENAI,
+        requires_reasoning_content: true,
+        outputs_before_next_assistant_item: true,
+        rejects_developer_role: true,
+        ..BASE
+    },
+    Profile {
+        name: "moonshot",
+        about: "Moonshot Kimi: thinking-mode tool-call turns carry reasoning_content",
+        dialects: CHAT,
+        requires_reasoning_content: true,
+        ..BASE
+    },
+    Profile {
+        name: "xai",
+        about: "xAI: only user messages may carry a name",
+        dialects: OPENAI,
+        name_only_on_user: true,
+        ..BASE
+    },
+    Profile {
+        name: "openrouter",
+        about: "OpenRouter: the generic rules",
+        dialects: CHAT,
+        ..BASE
+    },
+    Profile {
+        name: "anthropic",
+        about: "Anthropic first-party Messages API",
+        dialects: ANTHROPIC,
+        ..BASE
+    },
+    Profile {
+        name: "bedrock",
+        about: "Anthropic on AWS Bedrock: roles strictly alternate, starting with user",
+        dialects: ANTHROPIC,
+        strict_alternation: true,
+        ..BASE
+    },
+    Profile {
+        name: "vertex",
+        about: "Google Vertex AI (Claude or Gemini): the dialect's rules",
+        dialects: VERTEX,
+        ..BASE
+    },
+    Profile {
+        name: "gemini",
+        about: "Gemini API",
+        dialects: &[Dialect::Gemini, Dialect::OpenAiChat],
+        ..BASE
+    },
+];
+
+/// Other names for profiles (as providers are named in the wild).
+const ALIASES: &[(&str, &str)] = &[
+    ("azure-openai", "azure"),
+    ("google", "gemini"),
+    ("google-vertex", "vertex"),
+    ("aws-bedrock", "bedrock"),
+    ("kimi", "moonshot"),
+    ("zai", "generic"),
+    ("vercel-ai-gateway", "generic"),
+    ("github-copilot", "generic"),
+    ("together", "generic"),
+];
+
+impl Profile {
+    /// Look a profile up by name or alias.
+    pub fn named(name: &str) -> Option<&'static Profile> {
+        let name = name.to_ascii_lowercase();
+        let target = ALIASES
+            .iter()
+            .find(|(a, _)| *a == name)
+            .map(|(_, t)| *t)
+            .unwrap_or(&name);
+        PROFILES.iter().find(|p| p.name == target)
+    }
+
+    /// The default profile of a dialect.
+    pub fn default_for(dialect: Dialect) -> &'static Profile {
+        let name = match dialect {
+            Dialect::OpenAiChat => "generic",
+            Dialect::OpenAiResponses => "openai",
+            Dialect::Anthropic => "anthropic",
+            Dialect::Gemini => "gemini",
+        };
+        Profile::named(name).unwrap_or(&PROFILES[0])
+    }
+
+    /// The profile a model name implies when it names its maker unambiguously.
+    pub fn for_model(model: &str) -> Option<&'static Profile> {
+        let m = model.to_ascii_lowercase();
+        let m = m.rsplit('/').next().unwrap_or(&m);
+        if m.starts_with("deepseek") {
+            Profile::named("deepseek")
+        } else if [
+            "mistral",
+            "magistral",
+            "codestral",
+            "ministral",
+            "devstral",
+            "pixtral",
+        ]
+        .iter()
+        .any(|p| m.starts_with(p))
+        {
+            Profile::named("mistral")
+        } else if m.starts_with("kimi") && m.contains("thinking") {
+            Profile::named("moonshot")
+        } else {
+            None
+        }
+    }
+
+    /// Whether the profile applies to a dialect.
+    pub fn fits(&self, dialect: Dialect) -> bool {
+        self.dialects.contains(&dialect)
+    }
+
+    /// Every profile name and alias, for error messages.
+    pub fn names() -> Vec<&'static str> {
+        PROFILES.iter().map(|p| p.name).collect()
+    }
+
+    /// The predicates that read the wire body directly: fields a strict provider rejects.
+    pub(crate) fn check_wire(
+        &self,
+        dialect: Dialect,
+        body: &Map<String, Value>,
+        out: &mut Vec<Violation>,
+    ) {
+        if dialect != Dialect::OpenAiChat {
+            return;
+        }
+        let Some(Value::Array(msgs)) = body.get("messages") else {
+            return;
+        };
+        for (i, m) in msgs.iter().enumerate() {
+            let Some(m) = m.as_object() else { continue };
+            let role = m.get("role").and_then(Value::as_str).unwrap_or("?");
+            if let Some(keys) = self.known_message_keys {
+                for k in m.keys() {
+                    if !keys.contains(&k.as_str()) {
+                        out.push(
+                            Violation::error(
+                                Rule::Malformed,
+                                Ptr::item("messages", i).render_with(k),
+                                format!("messages[{i}] carries `{k}`, a field {} does not accept on a {role} message", self.name),
+                            )
+                            .provider(Some(format!(
+                                "'messages.{i}' : for 'role:{role}' the following must be satisfied[('messages.{i}' : property '{k}' is unsupported)]"
+                            ))),
+                        );
+                    }
+                }
+            }
+            if self.name_only_on_user && role != "user" && m.contains_key("name") {
+                out.push(
+                    Violation::error(
+                        Rule::Malformed,
+                        Ptr::item("messages", i).render_with("name"),
+                        format!("messages[{i}] is a {role} message with a `name`; {} accepts `name` on user messages only", self.name),
+                    )
+                    .provider(Some("Only messages of role 'user' can have a name.".into())),
+                );
+            }
+            if let (Some(keys), Some(Value::Array(calls))) =
+                (self.known_tool_call_keys, m.get("tool_calls"))
+            {
+                for (j, c) in calls.iter().enumerate() {
+                    let Some(c) = c.as_object() else { continue };
+                    for k in c.keys() {
+                        if !keys.contains(&k.as_str()) {
+                            let v = c.get(k).map(|v| v.to_string()).unwrap_or_default();
+                            out.push(
+                                Violation::error(
+                                    Rule::Malformed,
+                                    Ptr::sub("messages", i, "tool_calls", j).render_with(k),
+                                    format!("messages[{i}].tool_calls[{j}] carries `{k}`, a field {} does not accept", self.name),
+                                )
+                                .provider(Some(format!(
+                                    "1 request validation error: Extra inputs are not permitted, field: 'messages[{i}].tool_calls[{j}].{k}', value: {v}"
+                                ))),
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_aliases_resolve() {
+        assert_eq!(
+            Profile::named("azure-openai").map(|p| p.name),
+            Some("azure")
+        );
+        assert_eq!(Profile::named("Mistral").map(|p| p.name), Some("mistral"));
+        assert!(Profile::named("nope").is_none());
+        for needed in [
+            "openai",
+            "azure",
+            "groq",
+            "cerebras",
+            "fireworks",
+            "mistral",
+            "deepseek",
+            "anthropic",
+            "gemini",
+        ] {
+            assert!(Profile::named(needed).is_some(), "{needed}");
+        }
+        assert_eq!(
+            Profile::for_model("deepseek-reasoner").map(|p| p.name),
+            Some("deepseek")
+        );
+        assert_eq!(
+            Profile::for_model("mistralai/mistral-large").map(|p| p.name),
+            Some("mistral")
+        );
+        assert!(Profile::for_model("gpt-5").is_none());
+    }
+}
