@@ -173,6 +173,9 @@ pub struct Analysis<'a> {
     pub chain: Chain<'a>,
     /// Findings.
     pub violations: Vec<Violation>,
+    /// Calls and the results that answer them, as (call node, result node) indexes
+    /// into `chain.nodes`.
+    pub pairs: Vec<(usize, usize)>,
 }
 
 impl Analysis<'_> {
@@ -243,13 +246,14 @@ pub fn analyze<'a>(body: &'a Value, opts: &'a CheckOptions) -> Result<Analysis<'
         profile,
         params: rules::Params::of(dialect, profile),
     };
-    rules::run(&ctx, &mut violations);
+    let pairs = rules::run(&ctx, &mut violations);
     sort_by_position(&mut violations);
     Ok(Analysis {
         dialect,
         profile,
         chain,
         violations,
+        pairs,
     })
 }
 

@@ -101,10 +101,10 @@ impl Ctx<'_, '_> {
     }
 }
 
-/// Run every rule.
-pub fn run(ctx: &Ctx, out: &mut Vec<Violation>) {
+/// Run every rule. Returns the call/result pairs found, as (call node, result node).
+pub fn run(ctx: &Ctx, out: &mut Vec<Violation>) -> Vec<(usize, usize)> {
     let suppressed = gemini_response_counts_match(ctx, out);
-    pair_calls_with_results(ctx, &suppressed, out);
+    let pairs = pair_calls_with_results(ctx, &suppressed, out);
     call_ids_have_the_providers_form(ctx, out);
     roles_come_in_an_accepted_order(ctx, out);
     content_is_not_empty(ctx, out);
@@ -123,6 +123,7 @@ pub fn run(ctx: &Ctx, out: &mut Vec<Violation>) {
         }
         Dialect::OpenAiChat => thinking_turns_carry_reasoning_content(ctx, out),
     }
+    pairs
 }
 
 #[derive(Clone, Copy)]
@@ -136,8 +137,13 @@ struct CallRec<'a> {
 
 /// Every client call is answered exactly once, every result answers an earlier call, and
 /// each result sits where the dialect requires. Also finds duplicate call ids.
-fn pair_calls_with_results(ctx: &Ctx, suppressed: &[bool], out: &mut Vec<Violation>) {
+fn pair_calls_with_results(
+    ctx: &Ctx,
+    suppressed: &[bool],
+    out: &mut Vec<Violation>,
+) -> Vec<(usize, usize)> {
     let chain = ctx.chain;
+    let mut pairs = Vec::new();
     let mut calls: Vec<CallRec> = Vec::new();
     let mut by_id: HashMap<&str, usize> = HashMap::new();
     let mut server_ids: HashMap<&str, usize> = HashMap::new();
@@ -351,6 +357,7 @@ fn pair_calls_with_results(ctx: &Ctx, suppressed: &[bool], out: &mut Vec<Violati
                     continue;
                 }
                 calls[ci].answered = true;
+                pairs.push((call.node, n));
                 if !result_is_placed(ctx, call.turn, node.turn, n) {
                     if ctx.params.placement == Placement::BeforeNextAssistantItem {
                         misplaced_calls.push(ci);
@@ -443,6 +450,7 @@ fn pair_calls_with_results(ctx: &Ctx, suppressed: &[bool], out: &mut Vec<Violati
             );
         }
     }
+    pairs
 }
 
 /// Whether the result node `n` in turn `r` sits where the dialect wants the result of a
