@@ -247,6 +247,9 @@ pub struct Facts<'a> {
     pub thinking_disabled: bool,
     /// Some part carries a Gemini `thoughtSignature`, so the model is one that signs.
     pub signatures_seen: bool,
+    /// The request continues state kept by the provider (Responses `previous_response_id`,
+    /// `conversation`, or `item_reference` items), so results may answer calls not in the body.
+    pub continues_stored_state: bool,
     /// The last chat message is an assistant prefix (`prefix: true`, Mistral).
     pub assistant_prefix: bool,
     /// The history key is present as an array (so an empty one is a finding).

@@ -306,7 +306,8 @@ fn pair_calls_with_results(
                     );
                 }
                 let Some(ci) = found else {
-                    if quiet(node.turn) {
+                    if quiet(node.turn) || chain.facts.continues_stored_state {
+                        // With stored state, the call may live at the provider, not in the body.
                         continue;
                     }
                     let shown = id.or(name).unwrap_or("?");
@@ -469,18 +470,21 @@ fn result_is_placed(ctx: &Ctx, c: usize, r: usize, n: usize) -> bool {
                     .iter()
                     .all(|m| matches!(m.kind, NodeKind::Result { .. }))
         }
-        Placement::BeforeNextAssistantItem => turns[c + 1..r].iter().enumerate().all(|(k, t)| {
-            t.role == Role::Tool
-                || ctx.chain.turn_nodes(c + 1 + k).iter().all(|m| {
-                    matches!(
-                        m.kind,
-                        NodeKind::Call {
-                            kind: CallKind::Client,
-                            ..
-                        }
-                    )
+        Placement::BeforeNextAssistantItem => {
+            r > c
+                && turns[c + 1..r].iter().enumerate().all(|(k, t)| {
+                    t.role == Role::Tool
+                        || ctx.chain.turn_nodes(c + 1 + k).iter().all(|m| {
+                            matches!(
+                                m.kind,
+                                NodeKind::Call {
+                                    kind: CallKind::Client,
+                                    ..
+                                }
+                            )
+                        })
                 })
-        }),
+        }
     }
 }
 

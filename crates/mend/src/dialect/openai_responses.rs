@@ -39,6 +39,9 @@ pub(crate) fn map<'a>(
     chain: &mut Chain<'a>,
     out: &mut Vec<Violation>,
 ) {
+    chain.facts.continues_stored_state = ["previous_response_id", "conversation"]
+        .iter()
+        .any(|k| body.get(*k).is_some_and(|v| !v.is_null()));
     match body.get(ROOT) {
         Some(Value::String(s)) => {
             chain.begin_turn(Role::User, "user", Ptr::root(ROOT), s.len());
@@ -195,6 +198,9 @@ fn map_item<'a>(i: usize, it: &'a Value, chain: &mut Chain<'a>, out: &mut Vec<Vi
                 );
             } else {
                 // item_reference, compaction and types mend does not know: kept, not judged.
+                if t == "item_reference" {
+                    chain.facts.continues_stored_state = true;
+                }
                 chain.begin_turn(Role::Unknown, t, ptr, 0);
                 chain.push(NodeKind::Other { wire: t }, ptr);
             }

@@ -27,11 +27,22 @@ fn load_cases() -> Vec<Case> {
     files.sort();
     for f in files {
         let rel = f.strip_prefix(&root).expect("under cases/").to_path_buf();
-        let parts: Vec<String> = rel.iter().map(|s| s.to_string_lossy().into_owned()).collect();
-        assert_eq!(parts.len(), 3, "{}: a case lives at cases/<dialect>/<rule>/<slug>.json", rel.display());
-        let dialect: Dialect = parts[0].parse().unwrap_or_else(|e| panic!("{}: {e}", rel.display()));
+        let parts: Vec<String> = rel
+            .iter()
+            .map(|s| s.to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(
+            parts.len(),
+            3,
+            "{}: a case lives at cases/<dialect>/<rule>/<slug>.json",
+            rel.display()
+        );
+        let dialect: Dialect = parts[0]
+            .parse()
+            .unwrap_or_else(|e| panic!("{}: {e}", rel.display()));
         let text = std::fs::read_to_string(&f).expect("readable case");
-        let json: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: not JSON: {e}", rel.display()));
+        let json: Value = serde_json::from_str(&text)
+            .unwrap_or_else(|e| panic!("{}: not JSON: {e}", rel.display()));
         out.push(Case {
             file: rel.display().to_string(),
             dialect,
@@ -43,7 +54,9 @@ fn load_cases() -> Vec<Case> {
 }
 
 fn collect(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
-    let Ok(rd) = std::fs::read_dir(dir) else { return };
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
     for e in rd.flatten() {
         let p = e.path();
         if p.is_dir() {
@@ -56,7 +69,12 @@ fn collect(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
 
 fn strs(v: Option<&Value>) -> Vec<String> {
     v.and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -68,19 +86,32 @@ fn every_case_finds_what_it_expects() {
     for c in &cases {
         let j = &c.json;
         assert!(
-            j.get("description").and_then(Value::as_str).is_some_and(|d| !d.is_empty()),
+            j.get("description")
+                .and_then(Value::as_str)
+                .is_some_and(|d| !d.is_empty()),
             "{}: a case says what it is and where its evidence is in `description`",
             c.file
         );
-        assert!(c.folder_rule.parse::<Rule>().is_ok(), "{}: folder is not a rule id", c.file);
+        assert!(
+            c.folder_rule.parse::<Rule>().is_ok(),
+            "{}: folder is not a rule id",
+            c.file
+        );
         let opts = CheckOptions {
             dialect: Some(c.dialect),
-            provider: j.get("provider").and_then(Value::as_str).map(str::to_string),
+            provider: j
+                .get("provider")
+                .and_then(Value::as_str)
+                .map(str::to_string),
             model: j.get("model").and_then(Value::as_str).map(str::to_string),
             endpoint: None,
         };
-        let body = j.get("body").unwrap_or_else(|| panic!("{}: no body", c.file));
-        let expect = j.get("expect").unwrap_or_else(|| panic!("{}: no expect", c.file));
+        let body = j
+            .get("body")
+            .unwrap_or_else(|| panic!("{}: no body", c.file));
+        let expect = j
+            .get("expect")
+            .unwrap_or_else(|| panic!("{}: no expect", c.file));
         let report = match mend::check_value(body, &opts) {
             Ok(r) => r,
             Err(e) => {
@@ -88,15 +119,30 @@ fn every_case_finds_what_it_expects() {
                 continue;
             }
         };
-        let found: BTreeSet<String> = report.violations.iter().map(|v| v.rule.id().to_string()).collect();
+        let found: BTreeSet<String> = report
+            .violations
+            .iter()
+            .map(|v| v.rule.id().to_string())
+            .collect();
         let wanted: BTreeSet<String> = strs(expect.get("rules")).into_iter().collect();
-        let valid = expect.get("valid").and_then(Value::as_bool).unwrap_or_else(|| panic!("{}: expect.valid", c.file));
+        let valid = expect
+            .get("valid")
+            .and_then(Value::as_bool)
+            .unwrap_or_else(|| panic!("{}: expect.valid", c.file));
         let paths: BTreeSet<&str> = report.violations.iter().map(|v| v.path.as_str()).collect();
         let detail = || {
             report
                 .violations
                 .iter()
-                .map(|v| format!("  {} {} at {}: {}", v.severity.as_str(), v.rule, v.path, v.message))
+                .map(|v| {
+                    format!(
+                        "  {} {} at {}: {}",
+                        v.severity.as_str(),
+                        v.rule,
+                        v.path,
+                        v.message
+                    )
+                })
                 .collect::<Vec<_>>()
                 .join("\n")
         };
@@ -111,14 +157,27 @@ fn every_case_finds_what_it_expects() {
         }
         for p in strs(expect.get("paths")) {
             if !paths.contains(p.as_str()) {
-                failures.push(format!("{}: expected a finding at {p}\n{}", c.file, detail()));
+                failures.push(format!(
+                    "{}: expected a finding at {p}\n{}",
+                    c.file,
+                    detail()
+                ));
             }
         }
         if !valid && !wanted.contains(&c.folder_rule) {
-            failures.push(format!("{}: an invalid case in folder {} must expect that rule", c.file, c.folder_rule));
+            failures.push(format!(
+                "{}: an invalid case in folder {} must expect that rule",
+                c.file, c.folder_rule
+            ));
         }
     }
-    assert!(failures.is_empty(), "{} of {} cases failed:\n{}", failures.len(), cases.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases failed:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n")
+    );
 }
 
 #[test]
@@ -126,7 +185,11 @@ fn every_rule_has_invalid_and_tricky_valid_cases() {
     let cases = load_cases();
     let mut counts: BTreeMap<String, (usize, usize)> = BTreeMap::new();
     for c in &cases {
-        let valid = c.json.pointer("/expect/valid").and_then(Value::as_bool).unwrap_or(false);
+        let valid = c
+            .json
+            .pointer("/expect/valid")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
         let e = counts.entry(c.folder_rule.clone()).or_default();
         if valid {
             e.1 += 1;
@@ -139,8 +202,15 @@ fn every_rule_has_invalid_and_tricky_valid_cases() {
         let (bad, good) = counts.get(r.id()).copied().unwrap_or_default();
         eprintln!("{:28} {bad:3} invalid {good:3} valid", r.id());
         if bad < 3 || good < 2 {
-            missing.push(format!("{}: {bad} invalid (need 3), {good} valid (need 2)", r.id()));
+            missing.push(format!(
+                "{}: {bad} invalid (need 3), {good} valid (need 2)",
+                r.id()
+            ));
         }
     }
-    assert!(missing.is_empty(), "rules short of cases:\n{}", missing.join("\n"));
+    assert!(
+        missing.is_empty(),
+        "rules short of cases:\n{}",
+        missing.join("\n")
+    );
 }

@@ -1,4 +1,5 @@
 //! Integration tests of the mend library: the recorded fixtures and the data-driven cases.
 
 mod fixtures;
+mod mutations;
 mod support;
