@@ -25,7 +25,9 @@
 
 pub mod chain;
 pub mod dialect;
+pub mod groups;
 pub mod profile;
+pub mod repair;
 pub mod rules;
 pub mod sse;
 mod texts;
@@ -179,6 +181,12 @@ pub struct Analysis<'a> {
 }
 
 impl Analysis<'_> {
+    /// The history cut into its protected prefix and atomic units, with `protect` history
+    /// turns pinned after the instructions.
+    pub fn groups(&self, protect: usize) -> groups::Groups {
+        groups::atomic_groups(&self.chain, self.dialect, &self.pairs, protect)
+    }
+
     /// Drop the chain, keep the verdict.
     pub fn into_report(self) -> Report {
         Report {

@@ -255,3 +255,27 @@ fn map_block<'a>(
     };
     chain.push(kind, p);
 }
+
+/// A `tool_result` block answering `tool_use_id`, marked as an error (for repair).
+pub(crate) fn synthesized_result(tool_use_id: &str, text: &str) -> Value {
+    serde_json::json!({"type": "tool_result", "tool_use_id": tool_use_id, "content": text, "is_error": true})
+}
+
+/// A `tool_result` block that answers no call, kept as a text block.
+pub(crate) fn result_as_text(block: &Value) -> Value {
+    let id = block
+        .get("tool_use_id")
+        .and_then(Value::as_str)
+        .unwrap_or("?");
+    let content = match block.get("content") {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .filter_map(|p| p.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        Some(other) => other.to_string(),
+        None => String::new(),
+    };
+    serde_json::json!({"type": "text", "text": format!("[result of tool call {id}]\n{content}")})
+}

@@ -263,3 +263,37 @@ fn map_part<'a>(i: usize, j: usize, p: &'a Value, chain: &mut Chain<'a>, out: &m
     };
     chain.push(kind, pptr);
 }
+
+/// A `functionResponse` part answering a call (by id when it has one), as an error.
+pub(crate) fn synthesized_result(id: Option<&str>, name: &str, text: &str, snake: bool) -> Value {
+    let mut fr = serde_json::Map::new();
+    if let Some(id) = id {
+        fr.insert("id".into(), Value::String(id.into()));
+    }
+    fr.insert("name".into(), Value::String(name.into()));
+    fr.insert("response".into(), serde_json::json!({"error": text}));
+    let key = if snake {
+        "function_response"
+    } else {
+        "functionResponse"
+    };
+    serde_json::json!({ key: Value::Object(fr) })
+}
+
+/// A `functionResponse` part that answers no call, kept as a text part.
+pub(crate) fn result_as_text(part: &Value) -> Value {
+    let fr = get_any(part, "functionResponse", "function_response");
+    let name = fr
+        .and_then(|f| f.get("name"))
+        .and_then(Value::as_str)
+        .unwrap_or("?");
+    let response = fr
+        .and_then(|f| f.get("response"))
+        .map(Value::to_string)
+        .unwrap_or_default();
+    serde_json::json!({"text": format!("[response of function {name}]\n{response}")})
+}
+
+fn get_any<'a>(v: &'a Value, camel: &str, snake: &str) -> Option<&'a Value> {
+    v.get(camel).or_else(|| v.get(snake))
+}

@@ -329,3 +329,22 @@ pub(crate) fn approx_size(v: &Value) -> usize {
         Value::Null | Value::Bool(_) | Value::Number(_) => 0,
     }
 }
+
+/// A `tool` message answering `call_id` with `text` (for repair).
+pub(crate) fn synthesized_result(call_id: &str, text: &str) -> Value {
+    serde_json::json!({"role": "tool", "tool_call_id": call_id, "content": text})
+}
+
+/// A `tool` message that answers no call, kept as a user message.
+pub(crate) fn result_as_text(msg: &Value) -> Value {
+    let id = msg
+        .get("tool_call_id")
+        .and_then(Value::as_str)
+        .unwrap_or("?");
+    let content = match msg.get("content") {
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+        None => String::new(),
+    };
+    serde_json::json!({"role": "user", "content": format!("[result of tool call {id}]\n{content}")})
+}

@@ -313,3 +313,20 @@ fn map_message<'a>(
         ),
     }
 }
+
+/// An output item answering a call of item type `call_wire` (for repair).
+pub(crate) fn synthesized_result(call_wire: &str, call_id: &str, text: &str) -> Option<Value> {
+    let (_, output) = CLIENT_CALLS.iter().find(|(c, _)| *c == call_wire)?;
+    Some(serde_json::json!({"type": output, "call_id": call_id, "output": text}))
+}
+
+/// An output item that answers no call, kept as a user message.
+pub(crate) fn result_as_text(item: &Value) -> Value {
+    let id = item.get("call_id").and_then(Value::as_str).unwrap_or("?");
+    let output = match item.get("output") {
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+        None => String::new(),
+    };
+    serde_json::json!({"role": "user", "content": format!("[output of tool call {id}]\n{output}")})
+}

@@ -1,0 +1,1014 @@
+//! Repair: turn violations into the fewest edits, and apply them to the wire JSON.
+//!
+//! The planner reads the violations and the chain (never the wire types) and decides
+//! what to do with the nodes they name: drop, synthesize, move, rename, fill. The dialect
+//! module builds the few wire values an edit needs (a synthesized result, a result turned
+//! into text). Applying a plan rebuilds only the history array; everything else in the
+//! body, unknown fields and key order included, is left as it was.
+//!
+//! Invariants: a valid body is returned unchanged; only nodes named by a violation are
+//! touched; what cannot be repaired without guessing is reported, never invented; running
+//! repair on its own output changes nothing.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use serde::Serialize;
+use serde_json::{json, Value};
+
+use crate::chain::{CallKind, NodeKind, Ptr, Role};
+use crate::dialect::{self, Dialect};
+use crate::violation::{Rule, Severity, Violation};
+use crate::{analyze, Analysis, CheckOptions, Error};
+
+/// What to do with a call that has no result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MissingResult {
+    /// Add a result saying the call was interrupted (an error result where the dialect can).
+    #[default]
+    Synthesize,
+    /// Remove the call.
+    DropCall,
+}
+
+/// What to do with a result that answers no call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OrphanResult {
+    /// Remove it.
+    #[default]
+    Drop,
+    /// Keep its content as plain text.
+    ToText,
+}
+
+/// Repair policy.
+#[derive(Debug, Clone, Default)]
+pub struct RepairOptions {
+    /// Dialect, provider and model, as for check.
+    pub check: CheckOptions,
+    /// Calls without results.
+    pub missing_result: MissingResult,
+    /// Results without calls.
+    pub orphan_result: OrphanResult,
+}
+
+/// One edit made, in the words of the rule it answers.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Edit {
+    /// The rule whose violation it repairs.
+    pub rule: Rule,
+    /// Where, in the body as it was when the edit was planned.
+    pub path: String,
+    /// `drop`, `insert`, `move`, `rename`, `set`, `reorder` or `convert`.
+    pub action: &'static str,
+    /// What exactly.
+    pub detail: String,
+}
+
+/// The outcome of a repair.
+#[derive(Debug, Clone)]
+pub struct Repaired {
+    /// The dialect the body was read as.
+    pub dialect: Dialect,
+    /// The provider profile used.
+    pub provider: &'static str,
+    /// The repaired body (the input itself when nothing needed doing).
+    pub body: Value,
+    /// Edits made, in order.
+    pub edits: Vec<Edit>,
+    /// Error-severity violations that remain: what could not be repaired without guessing.
+    pub unrepairable: Vec<Violation>,
+    /// Warnings that remain (not repaired: the provider may accept them).
+    pub warnings: Vec<Violation>,
+}
+
+impl Repaired {
+    /// The output has no error-severity violations.
+    pub fn valid(&self) -> bool {
+        self.unrepairable.is_empty()
+    }
+
+    /// Whether anything was changed.
+    pub fn changed(&self) -> bool {
+        !self.edits.is_empty()
+    }
+}
+
+/// The text of a synthesized result.
+pub const INTERRUPTED: &str = "Error: this tool call was interrupted and produced no output.";
+
+/// Google's documented placeholder for function calls that have no real thought signature
+/// (history from another model or client).
+pub const SKIP_SIGNATURE: &str = "skip_thought_signature_validator";
+
+const MAX_PASSES: usize = 8;
+
+/// Repair a body: plan edits for its violations, apply them, check again, until it is
+/// valid or nothing more can be done.
+pub fn repair(body: &Value, opts: &RepairOptions) -> Result<Repaired, Error> {
+    let mut current = body.clone();
+    let mut edits = Vec::new();
+    let mut dialect_and_profile = None;
+    for _ in 0..MAX_PASSES {
+        let analysis = analyze(&current, &opts.check)?;
+        dialect_and_profile = Some((analysis.dialect, analysis.profile.name));
+        let plan = plan(&analysis, &current, opts);
+        if plan.is_empty() {
+            break;
+        }
+        let next = plan.apply(&current, analysis.dialect);
+        edits.extend(plan.edits);
+        if next == current {
+            break;
+        }
+        current = next;
+    }
+    let final_analysis = analyze(&current, &opts.check)?;
+    let (dialect, provider) =
+        dialect_and_profile.unwrap_or((final_analysis.dialect, final_analysis.profile.name));
+    let (unrepairable, warnings) = final_analysis
+        .violations
+        .into_iter()
+        .partition(|v| v.severity == Severity::Error);
+    Ok(Repaired {
+        dialect,
+        provider,
+        body: current,
+        edits,
+        unrepairable,
+        warnings,
+    })
+}
+
+/// Where an element lives inside a history item: (item, key, index).
+type Sub = (usize, &'static str, usize);
+
+/// A field to set (`Some`) or remove (`None`) on an item or on one of its elements.
+#[derive(Debug, Clone)]
+struct FieldEdit {
+    item: usize,
+    sub: Option<(&'static str, usize)>,
+    name: String,
+    value: Option<Value>,
+}
+
+/// The edits of one pass, expressed against the body as it is at the start of the pass.
+#[derive(Default)]
+struct Plan {
+    drop_items: BTreeSet<usize>,
+    replace_items: BTreeMap<usize, Value>,
+    insert_after: BTreeMap<usize, Vec<Value>>,
+    drop_subs: BTreeSet<Sub>,
+    replace_subs: BTreeMap<Sub, Value>,
+    /// Inserted before the element at that index (`usize::MAX`: appended).
+    insert_subs: BTreeMap<Sub, Vec<Value>>,
+    /// (item, optional sub, field, value): set a field; `None` removes it.
+    fields: Vec<FieldEdit>,
+    edits: Vec<Edit>,
+}
+
+impl Plan {
+    fn is_empty(&self) -> bool {
+        self.edits.is_empty()
+    }
+
+    fn note(&mut self, rule: Rule, path: String, action: &'static str, detail: String) {
+        self.edits.push(Edit {
+            rule,
+            path,
+            action,
+            detail,
+        });
+    }
+
+    fn apply(&self, body: &Value, d: Dialect) -> Value {
+        let key = d.history_key();
+        let mut out = body.clone();
+        let Some(items) = body.get(key).and_then(Value::as_array) else {
+            return out;
+        };
+        let mut fields_by_item: HashMap<usize, Vec<&FieldEdit>> = HashMap::new();
+        for f in &self.fields {
+            fields_by_item.entry(f.item).or_default().push(f);
+        }
+        let mut sub_keys: BTreeMap<usize, BTreeSet<&'static str>> = BTreeMap::new();
+        for &(i, k, _) in self
+            .drop_subs
+            .iter()
+            .chain(self.replace_subs.keys())
+            .chain(self.insert_subs.keys())
+        {
+            sub_keys.entry(i).or_default().insert(k);
+        }
+        for f in &self.fields {
+            if let Some((k, _)) = f.sub {
+                sub_keys.entry(f.item).or_default().insert(k);
+            }
+        }
+        let mut rebuilt = Vec::with_capacity(items.len() + 4);
+        for (i, item) in items.iter().enumerate() {
+            if !self.drop_items.contains(&i) {
+                let mut it = self
+                    .replace_items
+                    .get(&i)
+                    .cloned()
+                    .unwrap_or_else(|| item.clone());
+                for k in sub_keys.get(&i).into_iter().flatten() {
+                    self.apply_subs(&mut it, i, k, fields_by_item.get(&i));
+                }
+                if let (Some(fs), Some(obj)) = (fields_by_item.get(&i), it.as_object_mut()) {
+                    for FieldEdit {
+                        sub, name, value, ..
+                    } in fs.iter().copied()
+                    {
+                        if sub.is_some() {
+                            continue;
+                        }
+                        match value {
+                            Some(v) => {
+                                obj.insert(name.clone(), v.clone());
+                            }
+                            None => {
+                                obj.shift_remove(name);
+                            }
+                        }
+                    }
+                }
+                rebuilt.push(it);
+            }
+            if let Some(extra) = self.insert_after.get(&i) {
+                rebuilt.extend(extra.iter().cloned());
+            }
+        }
+        if let Some(slot) = out.get_mut(key) {
+            *slot = Value::Array(rebuilt);
+        }
+        out
+    }
+
+    fn apply_subs(
+        &self,
+        item: &mut Value,
+        i: usize,
+        k: &'static str,
+        fields: Option<&Vec<&FieldEdit>>,
+    ) {
+        let Some(obj) = item.as_object_mut() else {
+            return;
+        };
+        // Anthropic string content becomes a text block when blocks must go around it.
+        if let Some(Value::String(s)) = obj.get(k) {
+            let s = s.clone();
+            obj.insert(k.to_string(), json!([{"type": "text", "text": s}]));
+        }
+        let Some(Value::Array(arr)) = obj.get_mut(k) else {
+            return;
+        };
+        let old = std::mem::take(arr);
+        let mut new = Vec::with_capacity(old.len() + 2);
+        for (j, el) in old.into_iter().enumerate() {
+            if let Some(ins) = self.insert_subs.get(&(i, k, j)) {
+                new.extend(ins.iter().cloned());
+            }
+            if self.drop_subs.contains(&(i, k, j)) {
+                continue;
+            }
+            let mut el = self.replace_subs.get(&(i, k, j)).cloned().unwrap_or(el);
+            for f in fields.into_iter().flatten() {
+                if f.sub == Some((k, j)) {
+                    if let Some(o) = el.as_object_mut() {
+                        match &f.value {
+                            Some(v) => {
+                                o.insert(f.name.clone(), v.clone());
+                            }
+                            None => {
+                                o.shift_remove(&f.name);
+                            }
+                        }
+                    }
+                }
+            }
+            new.push(el);
+        }
+        if let Some(ins) = self.insert_subs.get(&(i, k, usize::MAX)) {
+            new.extend(ins.iter().cloned());
+        }
+        *arr = new;
+    }
+}
+
+/// Plan the edits for one pass.
+fn plan(a: &Analysis, body: &Value, opts: &RepairOptions) -> Plan {
+    let mut p = Plan::default();
+    let d = a.dialect;
+    let chain = &a.chain;
+    let items = body.get(d.history_key()).and_then(Value::as_array);
+    let by_path: HashMap<String, usize> = chain
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(n, node)| (node.ptr.render(), n))
+        .collect();
+    let turn_by_path: HashMap<String, usize> = chain
+        .turns
+        .iter()
+        .enumerate()
+        .map(|(t, turn)| (turn.ptr.render(), t))
+        .collect();
+    let result_of: HashMap<usize, usize> = a.pairs.iter().copied().collect();
+    let call_of: HashMap<usize, usize> = a.pairs.iter().map(|&(c, r)| (r, c)).collect();
+    let mut touched: BTreeSet<usize> = BTreeSet::new();
+    let mut renames: BTreeMap<String, String> = BTreeMap::new();
+    // Synthesized or moved results, grouped by where they go, in call order.
+    let mut placed: BTreeMap<Target, Vec<Value>> = BTreeMap::new();
+
+    for v in &a.violations {
+        if v.severity != Severity::Error {
+            continue;
+        }
+        let node = by_path.get(&v.path).copied();
+        match (v.rule, node) {
+            (Rule::ToolCallWithoutResult, Some(n)) => {
+                if !touched.insert(n) {
+                    continue;
+                }
+                if let Some(&r) = result_of.get(&n) {
+                    // Answered, but too late (DeepSeek Responses): move the output up.
+                    if let Some(value) = value_at(body, chain.nodes[r].ptr) {
+                        touched.insert(r);
+                        drop_node(&mut p, a, r);
+                        placed
+                            .entry(target_for(a, n))
+                            .or_default()
+                            .push(value.clone());
+                        p.note(
+                            v.rule,
+                            chain.nodes[r].ptr.render(),
+                            "move",
+                            format!("moved the output to right after its call at {}", v.path),
+                        );
+                    }
+                    continue;
+                }
+                match opts.missing_result {
+                    MissingResult::Synthesize => {
+                        let Some(value) = synthesized(a, body, n) else {
+                            continue;
+                        };
+                        placed.entry(target_for(a, n)).or_default().push(value);
+                        p.note(
+                            v.rule,
+                            v.path.clone(),
+                            "insert",
+                            format!(
+                                "added an error result for {} saying it was interrupted",
+                                describe_call(a, n)
+                            ),
+                        );
+                    }
+                    MissingResult::DropCall => {
+                        drop_node(&mut p, a, n);
+                        p.note(
+                            v.rule,
+                            v.path.clone(),
+                            "drop",
+                            format!("dropped {}, which was never answered", describe_call(a, n)),
+                        );
+                    }
+                }
+            }
+            (Rule::ToolResultWithoutCall, Some(n)) => {
+                if !touched.insert(n) {
+                    continue;
+                }
+                match opts.orphan_result {
+                    OrphanResult::Drop => {
+                        drop_node(&mut p, a, n);
+                        p.note(
+                            v.rule,
+                            v.path.clone(),
+                            "drop",
+                            "dropped the result, which answers no call".into(),
+                        );
+                    }
+                    OrphanResult::ToText => {
+                        let Some(value) = value_at(body, chain.nodes[n].ptr) else {
+                            continue;
+                        };
+                        let text = dialect_result_as_text(d, value);
+                        replace_node(&mut p, chain.nodes[n].ptr, text);
+                        p.note(
+                            v.rule,
+                            v.path.clone(),
+                            "convert",
+                            "turned the result, which answers no call, into plain text".into(),
+                        );
+                    }
+                }
+            }
+            (Rule::ToolResultNotAdjacent, Some(n)) => {
+                let Some(&c) = call_of.get(&n) else { continue };
+                if !touched.insert(n) {
+                    continue;
+                }
+                let Some(value) = value_at(body, chain.nodes[n].ptr) else {
+                    continue;
+                };
+                drop_node(&mut p, a, n);
+                placed
+                    .entry(target_for(a, c))
+                    .or_default()
+                    .push(value.clone());
+                p.note(
+                    v.rule,
+                    v.path.clone(),
+                    "move",
+                    format!(
+                        "moved the result next to its call at {}",
+                        chain.nodes[c].ptr.render()
+                    ),
+                );
+            }
+            (Rule::DuplicateCallId, Some(n))
+                if matches!(chain.nodes[n].kind, NodeKind::Result { .. }) =>
+            {
+                if !touched.insert(n) {
+                    continue;
+                }
+                drop_node(&mut p, a, n);
+                p.note(
+                    v.rule,
+                    v.path.clone(),
+                    "drop",
+                    "dropped the second result for a call that was already answered".into(),
+                );
+            }
+            (Rule::InvalidCallId, Some(n)) => {
+                let id = match chain.nodes[n].kind {
+                    NodeKind::Call {
+                        call_id: Some(id), ..
+                    }
+                    | NodeKind::Result {
+                        call_id: Some(id), ..
+                    } if !id.is_empty() => id,
+                    _ => continue,
+                };
+                if let Some(new) = conforming_id(a, id) {
+                    if new != id {
+                        renames.insert(id.to_string(), new);
+                    }
+                }
+            }
+            (Rule::EmptyContent, _) => {
+                if let Some(n) = node {
+                    if matches!(chain.nodes[n].kind, NodeKind::Text { .. } | NodeKind::Empty)
+                        && touched.insert(n)
+                    {
+                        drop_node(&mut p, a, n);
+                        p.note(
+                            v.rule,
+                            v.path.clone(),
+                            "drop",
+                            "dropped the empty block".into(),
+                        );
+                    }
+                } else if let Some(&t) = turn_by_path.get(&v.path) {
+                    let turn = &chain.turns[t];
+                    let Some(i) = turn.ptr.item.map(|i| i as usize) else {
+                        continue;
+                    };
+                    if d == Dialect::OpenAiChat && turn.role != Role::Assistant {
+                        p.fields.push(FieldEdit {
+                            item: i,
+                            sub: None,
+                            name: "content".into(),
+                            value: Some(json!("")),
+                        });
+                        p.note(
+                            v.rule,
+                            v.path.clone(),
+                            "set",
+                            "set the null content to an empty string".into(),
+                        );
+                    } else if p.drop_items.insert(i) {
+                        p.note(
+                            v.rule,
+                            v.path.clone(),
+                            "drop",
+                            format!("dropped the {} message, which has no content", turn.wire),
+                        );
+                    }
+                }
+            }
+            (Rule::ReasoningWithoutFollower, _) => {
+                if let Some(i) = item_of_path(a, &v.path, &turn_by_path) {
+                    if p.drop_items.insert(i) {
+                        p.note(v.rule, v.path.clone(), "drop", "dropped the reasoning item, whose follower is gone (it cannot be recreated)".into());
+                    }
+                }
+            }
+            (Rule::FollowerIdMismatch, _) => {
+                if let Some(i) = item_of_path(a, &v.path, &turn_by_path) {
+                    if i > 0 && p.drop_items.insert(i - 1) {
+                        p.note(v.rule, Ptr::item(d.history_key(), i - 1).render(), "drop", "dropped the reasoning item, whose follower was replaced by another item".into());
+                    }
+                }
+            }
+            (Rule::CallWithoutReasoning, _) => {
+                if let Some(i) = item_of_path(a, &v.path, &turn_by_path) {
+                    p.fields.push(FieldEdit {
+                        item: i,
+                        sub: None,
+                        name: "id".into(),
+                        value: None,
+                    });
+                    p.note(v.rule, v.path.clone(), "set", "removed the item id, so the item is sent as plain input that needs no reasoning item".into());
+                }
+            }
+            (Rule::ThinkingNotFirst, _) => {
+                let Some(&t) = v.turn.as_ref() else { continue };
+                let nodes = &chain.nodes[chain.turns[t].first..chain.turns[t].end];
+                if !nodes
+                    .iter()
+                    .any(|m| matches!(m.kind, NodeKind::Reasoning { .. }))
+                {
+                    continue; // A loop opener without thinking: a signed block cannot be invented.
+                }
+                let Some(i) = chain.turns[t].ptr.item.map(|i| i as usize) else {
+                    continue;
+                };
+                let Some(blocks) = items
+                    .and_then(|it| it.get(i))
+                    .and_then(|m| m.get("content"))
+                    .and_then(Value::as_array)
+                else {
+                    continue;
+                };
+                let (mut thinking, mut rest): (Vec<Value>, Vec<Value>) = (Vec::new(), Vec::new());
+                for b in blocks {
+                    let ty = b.get("type").and_then(Value::as_str).unwrap_or("");
+                    if ty == "thinking" || ty == "redacted_thinking" {
+                        thinking.push(b.clone());
+                    } else {
+                        rest.push(b.clone());
+                    }
+                }
+                thinking.extend(rest);
+                if let Some(item) = items.and_then(|it| it.get(i)) {
+                    let mut item = item.clone();
+                    if let Some(o) = item.as_object_mut() {
+                        o.insert("content".into(), Value::Array(thinking));
+                    }
+                    p.replace_items.insert(i, item);
+                    p.note(
+                        v.rule,
+                        v.path.clone(),
+                        "reorder",
+                        "moved the thinking blocks back to the start of the message".into(),
+                    );
+                }
+            }
+            (Rule::ThinkingModified, Some(n)) => {
+                if !touched.insert(n) {
+                    continue;
+                }
+                drop_node(&mut p, a, n);
+                p.note(
+                    v.rule,
+                    v.path.clone(),
+                    "drop",
+                    "dropped the thinking block, which cannot be sent as it is".into(),
+                );
+            }
+            (Rule::MissingThoughtSignature, Some(n)) => {
+                let ptr = chain.nodes[n].ptr;
+                let (Some(i), Some(k), Some(j)) = (ptr.item, ptr.key, ptr.sub) else {
+                    continue;
+                };
+                let snake =
+                    value_at(body, ptr).is_some_and(|part| part.get("function_call").is_some());
+                let field = if snake {
+                    "thought_signature"
+                } else {
+                    "thoughtSignature"
+                };
+                p.fields.push(FieldEdit {
+                    item: i as usize,
+                    sub: Some((k, j as usize)),
+                    name: field.into(),
+                    value: Some(json!(SKIP_SIGNATURE)),
+                });
+                p.note(
+                    v.rule,
+                    v.path.clone(),
+                    "set",
+                    format!("set {field} to Google's documented placeholder `{SKIP_SIGNATURE}`"),
+                );
+            }
+            (Rule::FunctionResponseCount, _) => {
+                let Some(&t) = v.turn.as_ref() else { continue };
+                if t == 0 {
+                    continue;
+                }
+                for (k, node) in chain.nodes.iter().enumerate() {
+                    if node.turn == t - 1
+                        && matches!(
+                            node.kind,
+                            NodeKind::Call {
+                                kind: CallKind::Client,
+                                ..
+                            }
+                        )
+                        && !result_of.contains_key(&k)
+                    {
+                        if let Some(value) = synthesized(a, body, k) {
+                            placed.entry(target_for(a, k)).or_default().push(value);
+                            p.note(
+                                v.rule,
+                                node.ptr.render(),
+                                "insert",
+                                format!("added an error response for {}", describe_call(a, k)),
+                            );
+                        }
+                    }
+                    if node.turn == t
+                        && matches!(
+                            node.kind,
+                            NodeKind::Result {
+                                kind: CallKind::Client,
+                                ..
+                            }
+                        )
+                        && !call_of.contains_key(&k)
+                        && touched.insert(k)
+                    {
+                        drop_node(&mut p, a, k);
+                        p.note(
+                            v.rule,
+                            node.ptr.render(),
+                            "drop",
+                            "dropped a function response that answers no call of the turn before"
+                                .into(),
+                        );
+                    }
+                }
+            }
+            (Rule::MissingReasoningContent, _) => {
+                if let Some(i) = item_of_path(a, &v.path, &turn_by_path) {
+                    p.fields.push(FieldEdit {
+                        item: i,
+                        sub: None,
+                        name: "reasoning_content".into(),
+                        value: Some(json!("")),
+                    });
+                    p.note(v.rule, v.path.clone(), "set", "added an empty reasoning_content, which the provider accepts in place of the lost one".into());
+                }
+            }
+            (Rule::Malformed, _) if v.path.ends_with("/tool_calls") => {
+                if let Some(i) = v
+                    .path
+                    .split('/')
+                    .nth(2)
+                    .and_then(|s| s.parse::<usize>().ok())
+                {
+                    p.fields.push(FieldEdit {
+                        item: i,
+                        sub: None,
+                        name: "tool_calls".into(),
+                        value: None,
+                    });
+                    p.note(
+                        v.rule,
+                        v.path.clone(),
+                        "drop",
+                        "removed the empty tool_calls array".into(),
+                    );
+                }
+            }
+            _ => {}
+        }
+    }
+
+    if !renames.is_empty() {
+        rename_ids(&mut p, a, &renames);
+    }
+    for (target, values) in placed {
+        place(&mut p, a, body, target, values);
+    }
+    p
+}
+
+/// Where results for a call go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Target {
+    /// New items after this history item.
+    AfterItem(usize),
+    /// Blocks at the start (after leading results) of this item's content / parts.
+    IntoItem(usize, usize),
+}
+
+/// Where a result of the call at node `n` must go.
+fn target_for(a: &Analysis, n: usize) -> Target {
+    let chain = &a.chain;
+    let c = chain.nodes[n].turn;
+    let item = |t: usize| chain.turns[t].ptr.item.map(|i| i as usize).unwrap_or(0);
+    match a.dialect {
+        Dialect::OpenAiChat | Dialect::OpenAiResponses => {
+            // After the run of tool results (and, in Responses, sibling calls) that follows.
+            let mut t = c;
+            while t + 1 < chain.turns.len() {
+                let next = &chain.turns[t + 1];
+                let sibling_call = a.dialect == Dialect::OpenAiResponses
+                    && chain.turn_nodes(t + 1).iter().all(|m| {
+                        matches!(
+                            m.kind,
+                            NodeKind::Call {
+                                kind: CallKind::Client,
+                                ..
+                            }
+                        )
+                    });
+                if next.role == Role::Tool || sibling_call {
+                    t += 1;
+                } else {
+                    break;
+                }
+            }
+            Target::AfterItem(item(t))
+        }
+        Dialect::Anthropic | Dialect::Gemini => {
+            let next_holds_results = chain.turns.get(c + 1).is_some_and(|t| {
+                matches!(t.role, Role::User | Role::Tool)
+                    && (a.dialect == Dialect::Anthropic
+                        || chain
+                            .turn_nodes(c + 1)
+                            .iter()
+                            .any(|m| matches!(m.kind, NodeKind::Result { .. })))
+            });
+            if next_holds_results {
+                let leading = chain
+                    .turn_nodes(c + 1)
+                    .iter()
+                    .take_while(|m| matches!(m.kind, NodeKind::Result { .. }))
+                    .count();
+                Target::IntoItem(
+                    item(c + 1),
+                    if a.dialect == Dialect::Gemini {
+                        usize::MAX
+                    } else {
+                        leading
+                    },
+                )
+            } else {
+                Target::AfterItem(item(c))
+            }
+        }
+    }
+}
+
+fn place(p: &mut Plan, a: &Analysis, body: &Value, target: Target, values: Vec<Value>) {
+    match (a.dialect, target) {
+        (Dialect::OpenAiChat | Dialect::OpenAiResponses, Target::AfterItem(i)) => {
+            p.insert_after.entry(i).or_default().extend(values);
+        }
+        (Dialect::Anthropic, Target::AfterItem(i)) => {
+            p.insert_after
+                .entry(i)
+                .or_default()
+                .push(json!({"role": "user", "content": values}));
+        }
+        (Dialect::Gemini, Target::AfterItem(i)) => {
+            p.insert_after
+                .entry(i)
+                .or_default()
+                .push(json!({"role": "user", "parts": values}));
+        }
+        (_, Target::IntoItem(i, at)) => {
+            let key = if a.dialect == Dialect::Gemini {
+                "parts"
+            } else {
+                "content"
+            };
+            // A string content counts as one block at index 0.
+            let len = body
+                .get(a.dialect.history_key())
+                .and_then(|h| h.get(i))
+                .and_then(|m| m.get(key))
+                .map(|c| c.as_array().map(Vec::len).unwrap_or(1))
+                .unwrap_or(0);
+            let at = if at >= len { usize::MAX } else { at };
+            p.insert_subs
+                .entry((i, key, at))
+                .or_default()
+                .extend(values);
+        }
+    }
+}
+
+/// Drop the node `n`: a whole item where the node is the item, else the element.
+fn drop_node(p: &mut Plan, a: &Analysis, n: usize) {
+    let ptr = a.chain.nodes[n].ptr;
+    match (ptr.item, ptr.key, ptr.sub) {
+        (Some(i), Some(k), Some(j)) => {
+            p.drop_subs.insert((i as usize, k, j as usize));
+        }
+        (Some(i), _, None) => {
+            p.drop_items.insert(i as usize);
+        }
+        _ => {}
+    }
+}
+
+fn replace_node(p: &mut Plan, ptr: Ptr, value: Value) {
+    match (ptr.item, ptr.key, ptr.sub) {
+        (Some(i), Some(k), Some(j)) => {
+            p.replace_subs.insert((i as usize, k, j as usize), value);
+        }
+        (Some(i), _, None) => {
+            p.replace_items.insert(i as usize, value);
+        }
+        _ => {}
+    }
+}
+
+fn value_at(body: &Value, ptr: Ptr) -> Option<&Value> {
+    let mut v = body.get(ptr.root)?;
+    if let Some(i) = ptr.item {
+        v = v.get(i as usize)?;
+    }
+    if let Some(k) = ptr.key {
+        v = v.get(k)?;
+    }
+    if let Some(j) = ptr.sub {
+        v = v.get(j as usize)?;
+    }
+    Some(v)
+}
+
+fn item_of_path(a: &Analysis, path: &str, turn_by_path: &HashMap<String, usize>) -> Option<usize> {
+    let t = *turn_by_path.get(path)?;
+    a.chain.turns[t].ptr.item.map(|i| i as usize)
+}
+
+fn describe_call(a: &Analysis, n: usize) -> String {
+    match a.chain.nodes[n].kind {
+        NodeKind::Call { call_id, name, .. } => match (call_id, name) {
+            (Some(id), Some(name)) => format!("call `{id}` to `{name}`"),
+            (Some(id), None) => format!("call `{id}`"),
+            (None, Some(name)) => format!("the call to `{name}`"),
+            (None, None) => "the call".into(),
+        },
+        _ => "the call".into(),
+    }
+}
+
+/// A result for the call at node `n`, saying it was interrupted.
+fn synthesized(a: &Analysis, body: &Value, n: usize) -> Option<Value> {
+    let NodeKind::Call {
+        call_id,
+        name,
+        wire,
+        ..
+    } = a.chain.nodes[n].kind
+    else {
+        return None;
+    };
+    Some(match a.dialect {
+        Dialect::OpenAiChat => dialect::openai_chat::synthesized_result(call_id?, INTERRUPTED),
+        Dialect::OpenAiResponses => {
+            dialect::openai_responses::synthesized_result(wire, call_id?, INTERRUPTED)?
+        }
+        Dialect::Anthropic => dialect::anthropic::synthesized_result(call_id?, INTERRUPTED),
+        Dialect::Gemini => {
+            let snake = value_at(body, a.chain.nodes[n].ptr)
+                .is_some_and(|part| part.get("function_call").is_some());
+            dialect::gemini::synthesized_result(call_id, name?, INTERRUPTED, snake)
+        }
+    })
+}
+
+fn dialect_result_as_text(d: Dialect, value: &Value) -> Value {
+    match d {
+        Dialect::OpenAiChat => dialect::openai_chat::result_as_text(value),
+        Dialect::OpenAiResponses => dialect::openai_responses::result_as_text(value),
+        Dialect::Anthropic => dialect::anthropic::result_as_text(value),
+        Dialect::Gemini => dialect::gemini::result_as_text(value),
+    }
+}
+
+/// An id of the form the profile wants, derived from `id` so that the same id always maps
+/// to the same new one (calls and their results stay paired).
+fn conforming_id(a: &Analysis, id: &str) -> Option<String> {
+    use crate::profile::CallIdForm;
+    let h = fnv(id);
+    let form = match a.dialect {
+        Dialect::OpenAiChat => a.profile.chat_call_id,
+        Dialect::OpenAiResponses => a.profile.responses_call_id,
+        _ => CallIdForm::Any,
+    };
+    match (a.dialect, form) {
+        (_, CallIdForm::NineAlnum) => Some(base62(h, 9)),
+        (_, CallIdForm::MaxLen(max)) if id.chars().count() > max => {
+            let keep: String = id.chars().take(max.saturating_sub(9)).collect();
+            Some(format!("{keep}_{}", base62(h, 8)))
+        }
+        (Dialect::Anthropic, _) => {
+            let cleaned: String = id
+                .chars()
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                        c
+                    } else {
+                        '_'
+                    }
+                })
+                .collect();
+            Some(cleaned)
+        }
+        _ => None,
+    }
+}
+
+fn fnv(s: &str) -> u64 {
+    let mut h: u64 = 0xcbf29ce484222325;
+    for b in s.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x100000001b3);
+    }
+    h
+}
+
+fn base62(mut h: u64, len: usize) -> String {
+    const ABC: &[u8] = b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+    let mut s = String::with_capacity(len);
+    for _ in 0..len {
+        s.push(ABC[(h % 62) as usize] as char);
+        h /= 62;
+        if h == 0 {
+            h = fnv(&s) | 1;
+        }
+    }
+    s
+}
+
+/// Rename call ids consistently on calls and results.
+fn rename_ids(p: &mut Plan, a: &Analysis, renames: &BTreeMap<String, String>) {
+    for node in &a.chain.nodes {
+        let (id, field) = match (a.dialect, &node.kind) {
+            (
+                Dialect::OpenAiChat,
+                NodeKind::Call {
+                    call_id: Some(id), ..
+                },
+            ) => (*id, "id"),
+            (
+                Dialect::OpenAiChat,
+                NodeKind::Result {
+                    call_id: Some(id), ..
+                },
+            ) => (*id, "tool_call_id"),
+            (
+                Dialect::OpenAiResponses,
+                NodeKind::Call {
+                    call_id: Some(id), ..
+                }
+                | NodeKind::Result {
+                    call_id: Some(id), ..
+                },
+            ) => (*id, "call_id"),
+            (
+                Dialect::Anthropic,
+                NodeKind::Call {
+                    call_id: Some(id), ..
+                },
+            ) => (*id, "id"),
+            (
+                Dialect::Anthropic,
+                NodeKind::Result {
+                    call_id: Some(id), ..
+                },
+            ) => (*id, "tool_use_id"),
+            _ => continue,
+        };
+        let Some(new) = renames.get(id) else { continue };
+        let ptr = node.ptr;
+        let Some(i) = ptr.item.map(|i| i as usize) else {
+            continue;
+        };
+        let sub = match (ptr.key, ptr.sub) {
+            (Some(k), Some(j)) => Some((k, j as usize)),
+            _ => None,
+        };
+        p.fields.push(FieldEdit {
+            item: i,
+            sub,
+            name: field.into(),
+            value: Some(json!(new)),
+        });
+        p.note(
+            Rule::InvalidCallId,
+            ptr.render(),
+            "rename",
+            format!("renamed call id `{id}` to `{new}`, on the call and its results alike"),
+        );
+    }
+}
