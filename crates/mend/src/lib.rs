@@ -31,6 +31,7 @@ pub mod repair;
 pub mod rules;
 pub mod sse;
 mod texts;
+pub mod trim;
 pub mod violation;
 
 use serde_json::Value;

@@ -1,0 +1,379 @@
+//! Trim: fit a history into a token budget by dropping whole atomic units, oldest first.
+//!
+//! The protected prefix (instructions plus `protect` pinned turns) always stays, and so
+//! do the last `keep_last` units, even over budget (the report says so). A unit is a
+//! group of calls with their results and reasoning, or a plain turn (see
+//! [`groups`](crate::groups)), so trimming never orphans a result or strands a reasoning
+//! item; after the cut, the kept history starts at a user turn, because a history that
+//! starts with an assistant turn is rejected by several providers.
+//!
+//! Token counts use the model's real tokenizer where one is public (`o200k_base` for
+//! GPT-4o, GPT-4.1, GPT-5 and the o-series; `cl100k_base` for GPT-4 and GPT-3.5), offline,
+//! and else a declared estimate: one token per four characters of text, which is the rule
+//! of thumb Anthropic and Google publish for English. Each history item is counted once.
+
+use std::collections::{BTreeSet, HashMap};
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::chain::Role;
+use crate::violation::{Severity, Violation};
+use crate::{analyze, CheckOptions, Dialect, Error};
+
+/// Which counter was used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Counter {
+    /// tiktoken `o200k_base`.
+    O200kBase,
+    /// tiktoken `cl100k_base`.
+    Cl100kBase,
+    /// Four characters per token (no public tokenizer for the model).
+    EstimateCharsOver4,
+}
+
+impl Counter {
+    /// The counter for a model (and dialect, when the model is unknown).
+    pub fn for_model(model: Option<&str>, dialect: Dialect) -> Counter {
+        let m = model.map(|m| m.rsplit('/').next().unwrap_or(m).to_ascii_lowercase());
+        match m.as_deref() {
+            Some(m)
+                if m.starts_with("gpt-4o")
+                    || m.starts_with("gpt-4.1")
+                    || m.starts_with("gpt-5")
+                    || m.starts_with("o1")
+                    || m.starts_with("o3")
+                    || m.starts_with("o4")
+                    || m.starts_with("gpt-oss")
+                    || m.contains("codex") =>
+            {
+                Counter::O200kBase
+            }
+            Some(m) if m.starts_with("gpt-4") || m.starts_with("gpt-3.5") => Counter::Cl100kBase,
+            Some(_) => Counter::EstimateCharsOver4,
+            None => match dialect {
+                Dialect::OpenAiChat | Dialect::OpenAiResponses => Counter::O200kBase,
+                Dialect::Anthropic | Dialect::Gemini => Counter::EstimateCharsOver4,
+            },
+        }
+    }
+
+    /// Its name in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Counter::O200kBase => "o200k_base",
+            Counter::Cl100kBase => "cl100k_base",
+            Counter::EstimateCharsOver4 => "estimate: 4 characters per token",
+        }
+    }
+
+    /// Tokens in a text.
+    pub fn count(self, text: &str) -> usize {
+        match self {
+            Counter::O200kBase => tiktoken_rs::o200k_base_singleton()
+                .encode_ordinary(text)
+                .len(),
+            Counter::Cl100kBase => tiktoken_rs::cl100k_base_singleton()
+                .encode_ordinary(text)
+                .len(),
+            Counter::EstimateCharsOver4 => text.chars().count().div_ceil(4),
+        }
+    }
+
+    /// Tokens of one history item: the text of every string in it (keys excluded) plus
+    /// three tokens of per-message framing, as OpenAI's counting guide does.
+    pub fn count_item(self, item: &Value) -> usize {
+        let mut text = String::new();
+        collect_text(item, &mut text);
+        3 + self.count(&text)
+    }
+}
+
+fn collect_text(v: &Value, out: &mut String) {
+    match v {
+        Value::String(s) => {
+            if !out.is_empty() {
+                out.push('\n');
+            }
+            out.push_str(s);
+        }
+        Value::Array(a) => a.iter().for_each(|x| collect_text(x, out)),
+        Value::Object(o) => o.values().for_each(|x| collect_text(x, out)),
+        Value::Number(n) => {
+            out.push(' ');
+            out.push_str(&n.to_string());
+        }
+        Value::Null | Value::Bool(_) => {}
+    }
+}
+
+/// A cache of item token counts, keyed by the item's JSON text, for callers that trim the
+/// same growing conversation again and again.
+#[derive(Debug, Default)]
+pub struct TokenCache {
+    counts: HashMap<(Counter, u64), usize>,
+}
+
+impl TokenCache {
+    fn count(&mut self, counter: Counter, item: &Value) -> usize {
+        let key = (counter, hash_value(item));
+        *self
+            .counts
+            .entry(key)
+            .or_insert_with(|| counter.count_item(item))
+    }
+}
+
+fn hash_value(v: &Value) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    v.to_string().hash(&mut h);
+    h.finish()
+}
+
+/// Trim settings.
+#[derive(Debug, Clone, Default)]
+pub struct TrimOptions {
+    /// Dialect, provider and model, as for check; the model picks the tokenizer.
+    pub check: CheckOptions,
+    /// The token budget for the history (instructions included).
+    pub budget: usize,
+    /// Units always kept at the end, even over budget.
+    pub keep_last: usize,
+    /// History turns pinned after the instructions.
+    pub protect: usize,
+}
+
+/// A unit that was dropped.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DroppedUnit {
+    /// JSON pointers of its turns in the input body.
+    pub paths: Vec<String>,
+    /// `group` or `turn`.
+    pub kind: &'static str,
+    /// Its tokens.
+    pub tokens: usize,
+}
+
+/// The outcome of a trim.
+#[derive(Debug, Clone)]
+pub struct Trimmed {
+    /// The dialect.
+    pub dialect: Dialect,
+    /// The trimmed body (the input when nothing was dropped).
+    pub body: Value,
+    /// The counter used.
+    pub counter: Counter,
+    /// Tokens before.
+    pub tokens_before: usize,
+    /// Tokens after.
+    pub tokens_after: usize,
+    /// Units dropped, oldest first.
+    pub dropped: Vec<DroppedUnit>,
+    /// The result is still over budget because the prefix and the last units are kept.
+    pub over_budget: bool,
+    /// Error-severity violations of the output (the input's own, if it had any that
+    /// trimming did not remove).
+    pub violations: Vec<Violation>,
+}
+
+/// Trim a body to a token budget.
+pub fn trim(body: &Value, opts: &TrimOptions) -> Result<Trimmed, Error> {
+    trim_with_cache(body, opts, &mut TokenCache::default())
+}
+
+/// Trim, reusing token counts from earlier calls.
+pub fn trim_with_cache(
+    body: &Value,
+    opts: &TrimOptions,
+    cache: &mut TokenCache,
+) -> Result<Trimmed, Error> {
+    let analysis = analyze(body, &opts.check)?;
+    let dialect = analysis.dialect;
+    let counter = Counter::for_model(analysis.chain.facts.model, dialect);
+    let groups = analysis.groups(opts.protect);
+    let chain = &analysis.chain;
+
+    // One count per turn, each wire item counted once.
+    let turn_tokens: Vec<usize> = chain
+        .turns
+        .iter()
+        .map(|t| {
+            let v = match (t.ptr.item, body.get(t.ptr.root)) {
+                (Some(i), Some(root)) => root.get(i as usize),
+                (None, root) => root,
+                _ => None,
+            };
+            v.map(|v| cache.count(counter, v)).unwrap_or(0)
+        })
+        .collect();
+    let unit_tokens: Vec<usize> = groups
+        .units
+        .iter()
+        .map(|u| turn_tokens[u.turns.clone()].iter().sum())
+        .collect();
+    let prefix_tokens: usize = turn_tokens[groups.prefix.clone()].iter().sum();
+    let tokens_before = prefix_tokens + unit_tokens.iter().sum::<usize>();
+
+    let droppable = groups.units.len().saturating_sub(opts.keep_last);
+    let mut total = tokens_before;
+    let mut cut = 0;
+    while cut < droppable && total > opts.budget {
+        total -= unit_tokens[cut];
+        cut += 1;
+    }
+    // Keep the history starting at a user turn: drop on to the next one, or, when the kept
+    // units begin with an assistant turn, keep back to the user turn before them.
+    let starts_with_user = |cut: usize| {
+        groups
+            .units
+            .get(cut)
+            .is_none_or(|u| chain.turns[u.turns.start].role == Role::User)
+    };
+    if cut > 0 {
+        while cut < droppable && !starts_with_user(cut) {
+            total -= unit_tokens[cut];
+            cut += 1;
+        }
+        while cut > 0 && !starts_with_user(cut) {
+            cut -= 1;
+            total += unit_tokens[cut];
+        }
+    }
+
+    let mut dropped = Vec::new();
+    let mut drop_items = BTreeSet::new();
+    for (u, unit) in groups.units[..cut].iter().enumerate() {
+        let mut paths = Vec::new();
+        for t in unit.turns.clone() {
+            paths.push(chain.turns[t].ptr.render());
+            if let Some(i) = chain.turns[t].ptr.item {
+                drop_items.insert(i as usize);
+            }
+        }
+        dropped.push(DroppedUnit {
+            paths,
+            kind: if unit.is_group() { "group" } else { "turn" },
+            tokens: unit_tokens[u],
+        });
+    }
+    let out = if drop_items.is_empty() {
+        body.clone()
+    } else {
+        let key = dialect.history_key();
+        let mut out = body.clone();
+        if let Some(Value::Array(items)) = out.get_mut(key) {
+            let old = std::mem::take(items);
+            *items = old
+                .into_iter()
+                .enumerate()
+                .filter(|(i, _)| !drop_items.contains(i))
+                .map(|(_, v)| v)
+                .collect();
+        }
+        out
+    };
+    let after = analyze(&out, &opts.check)?;
+    let violations = after
+        .violations
+        .into_iter()
+        .filter(|v| v.severity == Severity::Error)
+        .collect();
+    Ok(Trimmed {
+        dialect,
+        body: out,
+        counter,
+        tokens_before,
+        tokens_after: total,
+        dropped,
+        over_budget: total > opts.budget,
+        violations,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn loop_body(n: usize) -> Value {
+        let mut msgs = vec![json!({"role": "system", "content": "be brief"})];
+        for k in 0..n {
+            msgs.push(json!({"role": "user", "content": format!("question {k} about the weather in some city")}));
+            msgs.push(json!({"role": "assistant", "content": null, "tool_calls": [
+                {"id": format!("call_{k}a"), "type": "function", "function": {"name": "weather", "arguments": "{\"city\":\"Paris\"}"}},
+                {"id": format!("call_{k}b"), "type": "function", "function": {"name": "weather", "arguments": "{\"city\":\"Rome\"}"}}]}));
+            msgs.push(
+                json!({"role": "tool", "tool_call_id": format!("call_{k}b"), "content": "sunny"}),
+            );
+            msgs.push(
+                json!({"role": "tool", "tool_call_id": format!("call_{k}a"), "content": "rain"}),
+            );
+            msgs.push(json!({"role": "assistant", "content": "Rain in Paris, sun in Rome."}));
+        }
+        json!({"model": "gpt-4o", "messages": msgs})
+    }
+
+    #[test]
+    fn trimming_drops_whole_groups_and_stays_valid() {
+        let body = loop_body(20);
+        let full = trim(
+            &body,
+            &TrimOptions {
+                budget: usize::MAX,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert!(full.dropped.is_empty());
+        let budget = full.tokens_before / 3;
+        let t = trim(
+            &body,
+            &TrimOptions {
+                budget,
+                keep_last: 2,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert!(t.tokens_after <= budget, "{} > {budget}", t.tokens_after);
+        assert!(!t.dropped.is_empty());
+        assert!(t.violations.is_empty(), "{:?}", t.violations);
+        let msgs = t.body["messages"].as_array().unwrap();
+        assert_eq!(msgs[0]["role"], "system");
+        assert_eq!(msgs[1]["role"], "user");
+        assert_eq!(t.counter, Counter::O200kBase);
+    }
+
+    #[test]
+    fn keep_last_wins_over_the_budget_and_says_so() {
+        let body = loop_body(3);
+        let t = trim(
+            &body,
+            &TrimOptions {
+                budget: 1,
+                keep_last: 2,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert!(t.over_budget);
+        let msgs = t.body["messages"].as_array().unwrap();
+        assert!(msgs.len() > 1);
+        assert!(t.violations.is_empty());
+    }
+
+    #[test]
+    fn counters_follow_the_model() {
+        assert_eq!(
+            Counter::for_model(Some("gpt-4-turbo"), Dialect::OpenAiChat),
+            Counter::Cl100kBase
+        );
+        assert_eq!(
+            Counter::for_model(Some("claude-sonnet-4"), Dialect::Anthropic),
+            Counter::EstimateCharsOver4
+        );
+        assert_eq!(Counter::O200kBase.count("hello world"), 2);
+    }
+}
