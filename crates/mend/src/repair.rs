@@ -320,6 +320,40 @@ fn plan(a: &Analysis, body: &Value, opts: &RepairOptions) -> Plan {
     let mut renames: BTreeMap<String, String> = BTreeMap::new();
     // Synthesized or moved results, grouped by where they go, in call order.
     let mut placed: BTreeMap<Target, Vec<Value>> = BTreeMap::new();
+    // Calls that lost their id, where the one orphan result beside them proves which it was.
+    let restored = restorable_ids(a, &call_of);
+    for (&call, &(result, id)) in &restored {
+        touched.insert(call);
+        touched.insert(result);
+        let ptr = chain.nodes[call].ptr;
+        let field = if d == Dialect::OpenAiResponses {
+            "call_id"
+        } else {
+            "id"
+        };
+        let Some(i) = ptr.item.map(|i| i as usize) else {
+            continue;
+        };
+        let sub = match (ptr.key, ptr.sub) {
+            (Some(k), Some(j)) => Some((k, j as usize)),
+            _ => None,
+        };
+        p.fields.push(FieldEdit {
+            item: i,
+            sub,
+            name: field.into(),
+            value: Some(json!(id)),
+        });
+        p.note(
+            Rule::InvalidCallId,
+            ptr.render(),
+            "set",
+            format!(
+                "gave the call back its id `{id}`, from the one result that answers it ({})",
+                chain.nodes[result].ptr.render()
+            ),
+        );
+    }
 
     for v in &a.violations {
         if v.severity != Severity::Error {
@@ -329,6 +363,21 @@ fn plan(a: &Analysis, body: &Value, opts: &RepairOptions) -> Plan {
         match (v.rule, node) {
             (Rule::ToolCallWithoutResult, Some(n)) => {
                 if !touched.insert(n) {
+                    continue;
+                }
+                let has_id = matches!(chain.nodes[n].kind, NodeKind::Call { call_id: Some(id), .. } if !id.is_empty());
+                if !has_id && a.dialect != Dialect::Gemini {
+                    // No id: no result can ever answer it.
+                    drop_node(&mut p, a, n);
+                    p.note(
+                        v.rule,
+                        v.path.clone(),
+                        "drop",
+                        format!(
+                            "dropped {}, which has no id and so can never be answered",
+                            describe_call(a, n)
+                        ),
+                    );
                     continue;
                 }
                 if let Some(&r) = result_of.get(&n) {
@@ -427,6 +476,33 @@ fn plan(a: &Analysis, body: &Value, opts: &RepairOptions) -> Plan {
                         chain.nodes[c].ptr.render()
                     ),
                 );
+            }
+            (Rule::DuplicateCallId, Some(n))
+                if matches!(chain.nodes[n].kind, NodeKind::Call { .. }) =>
+            {
+                // A replayed copy of an earlier call (same id, same everything) goes; two
+                // different calls sharing an id cannot be told apart without guessing.
+                let NodeKind::Call {
+                    call_id: Some(id), ..
+                } = chain.nodes[n].kind
+                else {
+                    continue;
+                };
+                let first = chain.nodes[..n].iter().position(
+                    |m| matches!(m.kind, NodeKind::Call { call_id: Some(c), .. } if c == id),
+                );
+                let same = first.is_some_and(|f| {
+                    value_at(body, chain.nodes[f].ptr) == value_at(body, chain.nodes[n].ptr)
+                });
+                if same && touched.insert(n) {
+                    drop_node(&mut p, a, n);
+                    p.note(
+                        v.rule,
+                        v.path.clone(),
+                        "drop",
+                        format!("dropped a replayed copy of call `{id}`"),
+                    );
+                }
             }
             (Rule::DuplicateCallId, Some(n))
                 if matches!(chain.nodes[n].kind, NodeKind::Result { .. }) =>
@@ -628,6 +704,27 @@ fn plan(a: &Analysis, body: &Value, opts: &RepairOptions) -> Plan {
                                 "insert",
                                 format!("added an error response for {}", describe_call(a, k)),
                             );
+                        }
+                    }
+                    if let (true, Some(&c)) = (node.turn == t, call_of.get(&k)) {
+                        if chain.nodes[c].turn != t - 1 && touched.insert(k) {
+                            // It answers a call of an earlier turn: take it there.
+                            if let Some(value) = value_at(body, node.ptr) {
+                                drop_node(&mut p, a, k);
+                                placed
+                                    .entry(target_for(a, c))
+                                    .or_default()
+                                    .push(value.clone());
+                                p.note(
+                                    v.rule,
+                                    node.ptr.render(),
+                                    "move",
+                                    format!(
+                                        "moved the response next to its call at {}",
+                                        chain.nodes[c].ptr.render()
+                                    ),
+                                );
+                            }
                         }
                     }
                     if node.turn == t
@@ -1011,4 +1108,57 @@ fn rename_ids(p: &mut Plan, a: &Analysis, renames: &BTreeMap<String, String>) {
             format!("renamed call id `{id}` to `{new}`, on the call and its results alike"),
         );
     }
+}
+
+/// Calls without an id whose turn has exactly one such call, with exactly one result that
+/// answers nothing where that call's results must sit: (call node) -> (result node, id).
+fn restorable_ids<'a>(
+    a: &Analysis<'a>,
+    call_of: &HashMap<usize, usize>,
+) -> BTreeMap<usize, (usize, &'a str)> {
+    let chain = &a.chain;
+    let mut out = BTreeMap::new();
+    if a.dialect == Dialect::Gemini {
+        return out;
+    }
+    for t in 0..chain.turns.len() {
+        let idless: Vec<usize> = (chain.turns[t].first..chain.turns[t].end)
+            .filter(|&n| matches!(chain.nodes[n].kind, NodeKind::Call { kind: CallKind::Client, call_id, wire, .. } if call_id.is_none_or(str::is_empty) && wire != "function_call" || matches!(chain.nodes[n].kind, NodeKind::Call { kind: CallKind::Client, call_id: None, wire: "function_call", .. }) && a.dialect == Dialect::OpenAiResponses))
+            .collect();
+        if idless.len() != 1 {
+            continue;
+        }
+        // The window where its results must sit.
+        let mut window = Vec::new();
+        let mut u = t + 1;
+        while u < chain.turns.len() {
+            let turn = &chain.turns[u];
+            let fits = match a.dialect {
+                Dialect::Anthropic => u == t + 1 && turn.role == Role::User,
+                _ => turn.role == Role::Tool,
+            };
+            if !fits {
+                break;
+            }
+            window.push(u);
+            u += 1;
+        }
+        let orphans: Vec<(usize, &str)> = window
+            .iter()
+            .flat_map(|&u| chain.turns[u].first..chain.turns[u].end)
+            .filter(|n| !call_of.contains_key(n))
+            .filter_map(|n| match chain.nodes[n].kind {
+                NodeKind::Result {
+                    kind: CallKind::Client,
+                    call_id: Some(id),
+                    ..
+                } if !id.is_empty() => Some((n, id)),
+                _ => None,
+            })
+            .collect();
+        if let [(r, id)] = orphans[..] {
+            out.insert(idless[0], (r, id));
+        }
+    }
+    out
 }

@@ -220,12 +220,16 @@ fn pair_calls_with_results(
                         by_id.insert(id, calls.len());
                     }
                 }
+                // A call whose id another call already took is reported as a duplicate,
+                // not again as unanswered.
+                let duplicate =
+                    id.is_some_and(|id| by_id.get(id).is_some_and(|&ci| ci != calls.len()));
                 calls.push(CallRec {
                     node: n,
                     turn: node.turn,
                     id,
                     name,
-                    answered: false,
+                    answered: duplicate,
                 });
             }
             NodeKind::Result {

@@ -1,0 +1,318 @@
+//! Properties of repair and trim over generated histories of every dialect: valid
+//! conversations, then random damage (drop, duplicate, swap, move, truncate, strip ids).
+//!
+//! - a generated conversation checks valid, and repair returns it unchanged;
+//! - after damage, repair leaves only violations of rules that cannot be repaired without
+//!   guessing (and names them);
+//! - repair is idempotent;
+//! - trim never returns an invalid history from a valid one.
+
+use mend::repair::{repair, RepairOptions};
+use mend::trim::{trim, TrimOptions};
+use mend::{CheckOptions, Dialect, Rule};
+use proptest::prelude::*;
+use serde_json::{json, Value};
+
+/// One tool step: calls, and the order their results come back in.
+#[derive(Debug, Clone)]
+struct Step {
+    calls: usize,
+    order: Vec<usize>,
+}
+
+#[derive(Debug, Clone)]
+struct Exchange {
+    steps: Vec<Step>,
+}
+
+fn exchanges() -> impl Strategy<Value = Vec<Exchange>> {
+    let step = (1usize..=3).prop_flat_map(|n| {
+        Just((0..n).collect::<Vec<_>>())
+            .prop_shuffle()
+            .prop_map(move |order| Step { calls: n, order })
+    });
+    prop::collection::vec(
+        prop::collection::vec(step, 0..3).prop_map(|steps| Exchange { steps }),
+        1..5,
+    )
+}
+
+/// 50 hex digits whose first 16 are the response key, as OpenAI's ids.
+fn oid(prefix: &str, response: usize, item: usize) -> String {
+    format!(
+        "{prefix}_{:016x}{:034x}",
+        0x0adb_81d1_c2f6_0000u64 + response as u64,
+        item
+    )
+}
+
+fn render(d: Dialect, ex: &[Exchange]) -> Value {
+    let mut items: Vec<Value> = Vec::new();
+    let mut resp = 0;
+    let mut next_call = 0;
+    for (e, x) in ex.iter().enumerate() {
+        let question = format!("question {e}");
+        items.push(match d {
+            Dialect::Gemini => json!({"role": "user", "parts": [{"text": question}]}),
+            Dialect::OpenAiResponses => json!({"role": "user", "content": question}),
+            _ => json!({"role": "user", "content": question}),
+        });
+        for s in &x.steps {
+            resp += 1;
+            let ids: Vec<String> = (0..s.calls)
+                .map(|k| {
+                    next_call += 1;
+                    match d {
+                        Dialect::Anthropic => format!("toolu_{:024}", next_call * 10 + k),
+                        Dialect::Gemini => format!("fc{next_call}"),
+                        _ => format!("call_{next_call:020}"),
+                    }
+                })
+                .collect();
+            match d {
+                Dialect::OpenAiChat => {
+                    let calls: Vec<Value> = ids
+                        .iter()
+                        .map(|id| json!({"id": id, "type": "function", "function": {"name": "lookup", "arguments": "{\"q\":1}"}}))
+                        .collect();
+                    items.push(json!({"role": "assistant", "content": null, "tool_calls": calls}));
+                    for &k in &s.order {
+                        items.push(json!({"role": "tool", "tool_call_id": ids[k], "content": format!("result {k}")}));
+                    }
+                }
+                Dialect::OpenAiResponses => {
+                    items.push(json!({"type": "reasoning", "id": oid("rs", resp, 0), "encrypted_content": "gAAAAAB", "summary": []}));
+                    for (k, id) in ids.iter().enumerate() {
+                        items.push(json!({"type": "function_call", "id": oid("fc", resp, k + 1), "call_id": id, "name": "lookup", "arguments": "{}"}));
+                    }
+                    for &k in &s.order {
+                        items.push(json!({"type": "function_call_output", "call_id": ids[k], "output": format!("result {k}")}));
+                    }
+                }
+                Dialect::Anthropic => {
+                    let mut blocks = vec![
+                        json!({"type": "thinking", "thinking": "let me look", "signature": "EqQBCkYIBxgCKkB"}),
+                    ];
+                    for id in &ids {
+                        blocks.push(json!({"type": "tool_use", "id": id, "name": "lookup", "input": {"q": 1}}));
+                    }
+                    items.push(json!({"role": "assistant", "content": blocks}));
+                    let results: Vec<Value> = s
+                        .order
+                        .iter()
+                        .map(|&k| json!({"type": "tool_result", "tool_use_id": ids[k], "content": format!("result {k}")}))
+                        .collect();
+                    items.push(json!({"role": "user", "content": results}));
+                }
+                Dialect::Gemini => {
+                    let parts: Vec<Value> = ids
+                        .iter()
+                        .enumerate()
+                        .map(|(k, id)| {
+                            let mut p = json!({"functionCall": {"id": id, "name": "lookup", "args": {"q": 1}}});
+                            if k == 0 {
+                                p["thoughtSignature"] = json!("CiQBjz1rX0");
+                            }
+                            p
+                        })
+                        .collect();
+                    items.push(json!({"role": "model", "parts": parts}));
+                    let results: Vec<Value> = s
+                        .order
+                        .iter()
+                        .map(|&k| json!({"functionResponse": {"id": ids[k], "name": "lookup", "response": {"r": k}}}))
+                        .collect();
+                    items.push(json!({"role": "user", "parts": results}));
+                }
+            }
+        }
+        resp += 1;
+        if d == Dialect::OpenAiResponses {
+            items.push(json!({"type": "reasoning", "id": oid("rs", resp, 0), "encrypted_content": "gAAAAAB", "summary": []}));
+        }
+        items.push(match d {
+            Dialect::OpenAiChat => json!({"role": "assistant", "content": format!("answer {e}")}),
+            Dialect::OpenAiResponses => {
+                json!({"type": "message", "role": "assistant", "id": oid("msg", resp, 1), "content": [{"type": "output_text", "text": format!("answer {e}")}]})
+            }
+            Dialect::Anthropic => json!({"role": "assistant", "content": [{"type": "thinking", "thinking": "done", "signature": "EqQBCkYIBxgCKkB"}, {"type": "text", "text": format!("answer {e}")}]}),
+            Dialect::Gemini => json!({"role": "model", "parts": [{"text": format!("answer {e}")}]}),
+        });
+    }
+    let last = "and now?";
+    match d {
+        Dialect::OpenAiChat => {
+            json!({"model": "gpt-4o", "messages": items.into_iter().chain([json!({"role": "user", "content": last})]).collect::<Vec<_>>()})
+        }
+        Dialect::OpenAiResponses => {
+            json!({"model": "gpt-5", "input": items.into_iter().chain([json!({"role": "user", "content": last})]).collect::<Vec<_>>()})
+        }
+        Dialect::Anthropic => {
+            json!({"model": "claude-sonnet-4-5", "max_tokens": 1024, "thinking": {"type": "enabled", "budget_tokens": 2048}, "messages": items.into_iter().chain([json!({"role": "user", "content": last})]).collect::<Vec<_>>()})
+        }
+        Dialect::Gemini => {
+            json!({"contents": items.into_iter().chain([json!({"role": "user", "parts": [{"text": last}]})]).collect::<Vec<_>>()})
+        }
+    }
+}
+
+/// Damage kinds.
+#[derive(Debug, Clone)]
+enum Damage {
+    Drop(usize),
+    Duplicate(usize),
+    Swap(usize),
+    Move(usize, usize),
+    Truncate(usize),
+    StripIds(usize),
+    DropBlock(usize, usize),
+}
+
+fn damage() -> impl Strategy<Value = Vec<Damage>> {
+    let one = prop_oneof![
+        any::<usize>().prop_map(Damage::Drop),
+        any::<usize>().prop_map(Damage::Duplicate),
+        any::<usize>().prop_map(Damage::Swap),
+        (any::<usize>(), any::<usize>()).prop_map(|(a, b)| Damage::Move(a, b)),
+        any::<usize>().prop_map(Damage::Truncate),
+        any::<usize>().prop_map(Damage::StripIds),
+        (any::<usize>(), any::<usize>()).prop_map(|(a, b)| Damage::DropBlock(a, b)),
+    ];
+    prop::collection::vec(one, 1..4)
+}
+
+fn apply(body: &mut Value, key: &str, dmg: &[Damage]) {
+    let Some(items) = body.get_mut(key).and_then(Value::as_array_mut) else {
+        return;
+    };
+    for d in dmg {
+        let n = items.len();
+        if n == 0 {
+            return;
+        }
+        match *d {
+            Damage::Drop(i) => {
+                items.remove(i % n);
+            }
+            Damage::Duplicate(i) => {
+                let v = items[i % n].clone();
+                items.insert(i % n, v);
+            }
+            Damage::Swap(i) if n > 1 => items.swap(i % (n - 1), i % (n - 1) + 1),
+            Damage::Move(a, b) => {
+                let v = items.remove(a % n);
+                items.insert(b % n, v);
+            }
+            Damage::Truncate(k) => items.truncate(k % n + 1),
+            Damage::StripIds(i) => strip(&mut items[i % n]),
+            Damage::DropBlock(i, j) => {
+                for key in ["content", "parts", "tool_calls"] {
+                    if let Some(a) = items[i % n].get_mut(key).and_then(Value::as_array_mut) {
+                        if !a.is_empty() {
+                            let len = a.len();
+                            a.remove(j % len);
+                        }
+                    }
+                }
+            }
+            Damage::Swap(_) => {}
+        }
+    }
+}
+
+fn strip(v: &mut Value) {
+    match v {
+        Value::Object(o) => {
+            for k in [
+                "id",
+                "call_id",
+                "tool_call_id",
+                "tool_use_id",
+                "thoughtSignature",
+                "signature",
+            ] {
+                o.shift_remove(k);
+            }
+            o.values_mut().for_each(strip);
+        }
+        Value::Array(a) => a.iter_mut().for_each(strip),
+        _ => {}
+    }
+}
+
+/// Rules that repair leaves alone because fixing them would mean inventing content: an
+/// id nobody knows, a signed thinking block, a turn order the user must decide.
+const CANNOT_REPAIR: [Rule; 7] = [
+    Rule::RoleOrder,
+    Rule::FunctionCallPosition,
+    Rule::ThinkingNotFirst,
+    Rule::DuplicateCallId,
+    Rule::InvalidCallId,
+    Rule::EmptyContent,
+    Rule::Malformed,
+];
+
+fn opts(d: Dialect) -> RepairOptions {
+    RepairOptions {
+        check: CheckOptions {
+            dialect: Some(d),
+            ..Default::default()
+        },
+        ..Default::default()
+    }
+}
+
+fn dialects() -> impl Strategy<Value = Dialect> {
+    prop_oneof![
+        Just(Dialect::OpenAiChat),
+        Just(Dialect::OpenAiResponses),
+        Just(Dialect::Anthropic),
+        Just(Dialect::Gemini)
+    ]
+}
+
+proptest! {
+    // 256 cases by default; PROPTEST_CASES=N for a longer run.
+    #![proptest_config(ProptestConfig::default())]
+
+    #[test]
+    fn generated_histories_are_valid_and_left_alone(d in dialects(), ex in exchanges()) {
+        let body = render(d, &ex);
+        let report = mend::check_value(&body, &opts(d).check).unwrap();
+        prop_assert!(report.violations.is_empty(), "{:?}\n{}", report.violations, body);
+        let r = repair(&body, &opts(d)).unwrap();
+        prop_assert!(r.edits.is_empty());
+        prop_assert_eq!(r.body, body);
+    }
+
+    #[test]
+    fn damaged_histories_are_repaired_or_named(d in dialects(), ex in exchanges(), dmg in damage()) {
+        let mut body = render(d, &ex);
+        apply(&mut body, d.history_key(), &dmg);
+        let r = repair(&body, &opts(d)).unwrap();
+        for v in &r.unrepairable {
+            prop_assert!(
+                CANNOT_REPAIR.contains(&v.rule),
+                "{} stayed after repair at {}: {}\ndamage {:?}\nedits {:?}\ninput {}\noutput {}",
+                v.rule, v.path, v.message, dmg, r.edits, body, r.body
+            );
+        }
+        // The verdict matches a fresh check of the output.
+        let recheck = mend::check_value(&r.body, &opts(d).check).unwrap();
+        prop_assert_eq!(recheck.valid(), r.valid());
+        // Idempotent.
+        let again = repair(&r.body, &opts(d)).unwrap();
+        prop_assert!(again.edits.is_empty(), "second repair made edits: {:?}\n{}", again.edits, r.body);
+        prop_assert_eq!(&again.body, &r.body);
+    }
+
+    #[test]
+    fn trim_keeps_valid_histories_valid(d in dialects(), ex in exchanges(), frac in 0.05f64..1.0) {
+        let body = render(d, &ex);
+        let full = trim(&body, &TrimOptions { check: opts(d).check, budget: usize::MAX, ..Default::default() }).unwrap();
+        let budget = (full.tokens_before as f64 * frac) as usize;
+        let t = trim(&body, &TrimOptions { check: opts(d).check, budget, keep_last: 1, protect: 0 }).unwrap();
+        prop_assert!(t.violations.is_empty(), "{:?}\n{}", t.violations, t.body);
+        prop_assert!(t.over_budget || t.tokens_after <= budget);
+    }
+}
