@@ -252,6 +252,8 @@ pub struct Facts<'a> {
     pub continues_stored_state: bool,
     /// The last chat message is an assistant prefix (`prefix: true`, Mistral).
     pub assistant_prefix: bool,
+    /// Anthropic: the final assistant message ends with white space here (rejected).
+    pub final_trailing_whitespace: Option<Ptr>,
     /// The history key is present as an array (so an empty one is a finding).
     pub history_is_array: bool,
 }

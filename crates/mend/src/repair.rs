@@ -365,21 +365,6 @@ fn plan(a: &Analysis, body: &Value, opts: &RepairOptions) -> Plan {
                 if !touched.insert(n) {
                     continue;
                 }
-                let has_id = matches!(chain.nodes[n].kind, NodeKind::Call { call_id: Some(id), .. } if !id.is_empty());
-                if !has_id && a.dialect != Dialect::Gemini {
-                    // No id: no result can ever answer it.
-                    drop_node(&mut p, a, n);
-                    p.note(
-                        v.rule,
-                        v.path.clone(),
-                        "drop",
-                        format!(
-                            "dropped {}, which has no id and so can never be answered",
-                            describe_call(a, n)
-                        ),
-                    );
-                    continue;
-                }
                 if let Some(&r) = result_of.get(&n) {
                     // Answered, but too late (DeepSeek Responses): move the output up.
                     if let Some(value) = value_at(body, chain.nodes[r].ptr) {
@@ -429,30 +414,7 @@ fn plan(a: &Analysis, body: &Value, opts: &RepairOptions) -> Plan {
                 if !touched.insert(n) {
                     continue;
                 }
-                match opts.orphan_result {
-                    OrphanResult::Drop => {
-                        drop_node(&mut p, a, n);
-                        p.note(
-                            v.rule,
-                            v.path.clone(),
-                            "drop",
-                            "dropped the result, which answers no call".into(),
-                        );
-                    }
-                    OrphanResult::ToText => {
-                        let Some(value) = value_at(body, chain.nodes[n].ptr) else {
-                            continue;
-                        };
-                        let text = dialect_result_as_text(d, value);
-                        replace_node(&mut p, chain.nodes[n].ptr, text);
-                        p.note(
-                            v.rule,
-                            v.path.clone(),
-                            "convert",
-                            "turned the result, which answers no call, into plain text".into(),
-                        );
-                    }
-                }
+                orphan(&mut p, a, body, n, v, opts.orphan_result);
             }
             (Rule::ToolResultNotAdjacent, Some(n)) => {
                 let Some(&c) = call_of.get(&n) else { continue };
@@ -526,6 +488,30 @@ fn plan(a: &Analysis, body: &Value, opts: &RepairOptions) -> Plan {
                     | NodeKind::Result {
                         call_id: Some(id), ..
                     } if !id.is_empty() => id,
+                    NodeKind::Call { .. } if a.dialect != Dialect::Gemini => {
+                        // No id, and no orphan result proves which it was: no result can
+                        // ever answer it.
+                        if touched.insert(n) {
+                            drop_node(&mut p, a, n);
+                            p.note(
+                                v.rule,
+                                v.path.clone(),
+                                "drop",
+                                format!(
+                                    "dropped {}, which has no id and so can never be answered",
+                                    describe_call(a, n)
+                                ),
+                            );
+                        }
+                        continue;
+                    }
+                    NodeKind::Result { .. } if a.dialect != Dialect::Gemini => {
+                        // A result with no call id answers nothing: handled as an orphan.
+                        if touched.insert(n) {
+                            orphan(&mut p, a, body, n, v, opts.orphan_result);
+                        }
+                        continue;
+                    }
                     _ => continue,
                 };
                 if let Some(new) = conforming_id(a, id) {
@@ -759,6 +745,49 @@ fn plan(a: &Analysis, body: &Value, opts: &RepairOptions) -> Plan {
                     });
                     p.note(v.rule, v.path.clone(), "set", "added an empty reasoning_content, which the provider accepts in place of the lost one".into());
                 }
+            }
+            (Rule::Malformed, _)
+                if v.provider_error
+                    .as_deref()
+                    .is_some_and(|e| e.contains("trailing whitespace")) =>
+            {
+                let Some(ptr) = a.chain.facts.final_trailing_whitespace else {
+                    continue;
+                };
+                let Some(Value::String(text)) = value_at(body, ptr).and_then(|v| {
+                    if v.is_string() {
+                        Some(v)
+                    } else {
+                        v.get("text")
+                    }
+                }) else {
+                    continue;
+                };
+                let trimmed = json!(text.trim_end());
+                let Some(i) = ptr.item.map(|i| i as usize) else {
+                    continue;
+                };
+                let edit = match (ptr.key, ptr.sub) {
+                    (Some(k), Some(j)) => FieldEdit {
+                        item: i,
+                        sub: Some((k, j as usize)),
+                        name: "text".into(),
+                        value: Some(trimmed),
+                    },
+                    _ => FieldEdit {
+                        item: i,
+                        sub: None,
+                        name: "content".into(),
+                        value: Some(trimmed),
+                    },
+                };
+                p.fields.push(edit);
+                p.note(
+                    v.rule,
+                    v.path.clone(),
+                    "set",
+                    "removed the trailing white space of the final assistant text".into(),
+                );
             }
             (Rule::Malformed, _) if v.path.ends_with("/tool_calls") => {
                 if let Some(i) = v
@@ -1123,7 +1152,10 @@ fn restorable_ids<'a>(
     }
     for t in 0..chain.turns.len() {
         let idless: Vec<usize> = (chain.turns[t].first..chain.turns[t].end)
-            .filter(|&n| matches!(chain.nodes[n].kind, NodeKind::Call { kind: CallKind::Client, call_id, wire, .. } if call_id.is_none_or(str::is_empty) && wire != "function_call" || matches!(chain.nodes[n].kind, NodeKind::Call { kind: CallKind::Client, call_id: None, wire: "function_call", .. }) && a.dialect == Dialect::OpenAiResponses))
+            .filter(|&n| {
+                matches!(chain.nodes[n].kind, NodeKind::Call { kind: CallKind::Client, call_id, wire, .. }
+                    if call_id.is_none_or(str::is_empty) && wire != dialect::openai_chat::LEGACY_FUNCTION_CALL)
+            })
             .collect();
         if idless.len() != 1 {
             continue;
@@ -1161,4 +1193,32 @@ fn restorable_ids<'a>(
         }
     }
     out
+}
+
+/// Drop a result that answers no call, or keep its content as text.
+fn orphan(p: &mut Plan, a: &Analysis, body: &Value, n: usize, v: &Violation, policy: OrphanResult) {
+    match policy {
+        OrphanResult::Drop => {
+            drop_node(p, a, n);
+            p.note(
+                v.rule,
+                v.path.clone(),
+                "drop",
+                "dropped the result, which answers no call".into(),
+            );
+        }
+        OrphanResult::ToText => {
+            let Some(value) = value_at(body, a.chain.nodes[n].ptr) else {
+                return;
+            };
+            let text = dialect_result_as_text(a.dialect, value);
+            replace_node(p, a.chain.nodes[n].ptr, text);
+            p.note(
+                v.rule,
+                v.path.clone(),
+                "convert",
+                "turned the result, which answers no call, into plain text".into(),
+            );
+        }
+    }
 }

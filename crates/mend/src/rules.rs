@@ -114,6 +114,17 @@ pub fn run(ctx: &Ctx, out: &mut Vec<Violation>) -> Vec<(usize, usize)> {
             outputs_keep_their_reasoning(ctx, out);
         }
         Dialect::Anthropic => {
+            if let Some(ptr) = ctx.chain.facts.final_trailing_whitespace {
+                let path = ptr.render();
+                out.push(
+                    Violation::error(
+                        Rule::Malformed,
+                        path.clone(),
+                        format!("the final assistant message (a prefill) ends with white space at {path}; Anthropic rejects that"),
+                    )
+                    .provider(Some("messages: final assistant content cannot end with trailing whitespace".into())),
+                );
+            }
             thinking_comes_first(ctx, out);
             thinking_is_unmodified(ctx, out);
         }
@@ -171,9 +182,10 @@ fn pair_calls_with_results(
                 ..
             } => {
                 let id = call_id.filter(|s| !s.is_empty());
-                if id.is_none() && ctx.params.call_id_required && wire != "function_call"
-                    || (call_id == Some("") && wire == "function_call")
-                {
+                let reported_idless = id.is_none()
+                    && ctx.params.call_id_required
+                    && wire != crate::dialect::openai_chat::LEGACY_FUNCTION_CALL;
+                if reported_idless {
                     let what = if call_id == Some("") {
                         "an empty id"
                     } else {
@@ -229,7 +241,8 @@ fn pair_calls_with_results(
                     turn: node.turn,
                     id,
                     name,
-                    answered: duplicate,
+                    // An id-less call is reported as such, not again as unanswered.
+                    answered: duplicate || reported_idless,
                 });
             }
             NodeKind::Result {
@@ -266,9 +279,11 @@ fn pair_calls_with_results(
             } => {
                 let id = call_id.filter(|s| !s.is_empty());
                 let mut found = id.and_then(|id| by_id.get(id).copied());
-                if found.is_none() && ctx.params.pair_by_name {
-                    // Gemini: by name and order, among calls that carry no id of their own
-                    // (or the same id), earliest unanswered first.
+                let by_name = ctx.params.pair_by_name || (id.is_none() && name.is_some());
+                if found.is_none() && by_name {
+                    // Gemini, and legacy chat `function` messages: by name and order, among
+                    // calls that carry no id of their own (or the same id), earliest
+                    // unanswered first.
                     found = calls.iter().position(|c| {
                         !c.answered
                             && c.name.is_some()
@@ -276,7 +291,7 @@ fn pair_calls_with_results(
                             && (c.id.is_none() || c.id == id)
                     });
                 }
-                if found.is_none() && id.is_none() && !ctx.params.pair_by_name {
+                if found.is_none() && id.is_none() && !by_name {
                     let text = match ctx.dialect {
                         Dialect::OpenAiChat if ctx.profile.name == "mistral" => Some("Tool call id has to be defined.".to_string()),
                         Dialect::OpenAiChat => Some("Missing parameter 'tool_call_id': messages with role 'tool' must have a 'tool_call_id'.".into()),
@@ -560,17 +575,17 @@ fn call_ids_have_the_providers_form(ctx: &Ctx, out: &mut Vec<Violation>) {
         _ => CallIdForm::Any,
     };
     for (n, node) in ctx.chain.nodes.iter().enumerate() {
-        let (id, is_call, kind) = match node.kind {
+        let (id, is_call, wire) = match node.kind {
             NodeKind::Call {
                 call_id: Some(id),
-                kind,
+                wire,
                 ..
-            } => (id, true, kind),
+            } => (id, true, wire),
             NodeKind::Result {
                 call_id: Some(id),
-                kind,
+                wire,
                 ..
-            } => (id, false, kind),
+            } => (id, false, wire),
             _ => continue,
         };
         if id.is_empty() {
@@ -578,7 +593,7 @@ fn call_ids_have_the_providers_form(ctx: &Ctx, out: &mut Vec<Violation>) {
         }
         let turn_ix = ctx.turn_ix(node.turn);
         let problem: Option<(String, Option<String>)> = match (ctx.dialect, form) {
-            (Dialect::Anthropic, _) if is_call && kind == CallKind::Server && !id.starts_with("srvtoolu_") => Some((
+            (Dialect::Anthropic, _) if is_call && wire == "server_tool_use" && !id.starts_with("srvtoolu_") => Some((
                 format!("server tool call id `{id}` does not start with `srvtoolu_`"),
                 Some(format!(
                     "messages.{turn_ix}.content.{}.server_tool_use.id: String should match pattern '^srvtoolu_[a-zA-Z0-9_]+$'",
@@ -854,6 +869,17 @@ fn content_is_not_empty(ctx: &Ctx, out: &mut Vec<Violation>) {
                 }
             }
             Dialect::Gemini => {
+                let all_blank = !nodes.is_empty()
+                    && nodes
+                        .iter()
+                        .all(|n| matches!(n.kind, NodeKind::Text { blank: true }));
+                if all_blank {
+                    out.push(
+                        Violation::error(Rule::EmptyContent, path.clone(), format!("{path} holds only empty text parts"))
+                            .provider(Some("Unable to submit request because it must include at least one parts field, which describes the prompt input. Learn more: https://cloud.google.com/vertex-ai/generative-ai/docs/model-reference/gemini".into()))
+                            .at_turn(t),
+                    );
+                }
                 if turn.empty {
                     out.push(
                         Violation::error(Rule::EmptyContent, path.clone(), format!("{path} has no parts"))
@@ -1102,7 +1128,7 @@ fn thinking_comes_first(ctx: &Ctx, out: &mut Vec<Violation>) {
                 out.push(
                     Violation::error(
                         Rule::ThinkingNotFirst,
-                        turn.ptr.render_with("content/0"),
+                        first.ptr.render(),
                         format!("{} holds thinking blocks but starts with a {found} block; thinking must come first", turn.ptr.render()),
                     )
                     .provider(Some(texts::thinking_not_first(ctx.turn_ix(t), &found, false)))
@@ -1156,7 +1182,7 @@ fn thinking_comes_first(ctx: &Ctx, out: &mut Vec<Violation>) {
             out.push(
                 Violation::error(
                     Rule::ThinkingNotFirst,
-                    chain.turns[t].ptr.render_with("content/0"),
+                    first.ptr.render(),
                     format!(
                         "thinking is enabled and {} opened the current tool loop, but it starts with a {found} block instead of its thinking block",
                         chain.turns[t].ptr.render()

@@ -91,6 +91,28 @@ pub(crate) fn map<'a>(
     for (i, m) in msgs.iter().enumerate() {
         map_message(i, m, chain, out);
     }
+    chain.facts.final_trailing_whitespace = final_trailing_whitespace(msgs);
+}
+
+/// Where the final assistant message's text ends with white space, if it does.
+fn final_trailing_whitespace(msgs: &[Value]) -> Option<Ptr> {
+    let i = msgs.len().checked_sub(1)?;
+    let last = msgs.get(i)?;
+    if last.get("role").and_then(Value::as_str) != Some("assistant") {
+        return None;
+    }
+    let ends_in_space = |s: &str| s.chars().last().is_some_and(char::is_whitespace);
+    match last.get("content")? {
+        Value::String(s) if ends_in_space(s) => Some(Ptr::field(ROOT, i, "content")),
+        Value::Array(blocks) => {
+            let j = blocks.len().checked_sub(1)?;
+            let b = blocks.get(j)?;
+            let text = b.get("text").and_then(Value::as_str)?;
+            (b.get("type").and_then(Value::as_str) == Some("text") && ends_in_space(text))
+                .then(|| Ptr::sub(ROOT, i, "content", j))
+        }
+        _ => None,
+    }
 }
 
 fn map_message<'a>(i: usize, m: &'a Value, chain: &mut Chain<'a>, out: &mut Vec<Violation>) {

@@ -13,6 +13,9 @@ use crate::violation::Violation;
 
 const ROOT: &str = "messages";
 
+/// The wire name of the legacy `function_call` (no id; answered by a `function` message by name).
+pub(crate) const LEGACY_FUNCTION_CALL: &str = "function_call (legacy)";
+
 pub(crate) fn map<'a>(
     body: &'a Map<String, Value>,
     chain: &mut Chain<'a>,
@@ -214,7 +217,7 @@ fn map_message<'a>(i: usize, m: &'a Value, chain: &mut Chain<'a>, out: &mut Vec<
                     name: fc.get("name").and_then(Value::as_str),
                     item_id: None,
                     kind: CallKind::Client,
-                    wire: "function_call",
+                    wire: LEGACY_FUNCTION_CALL,
                     signed: false,
                 },
                 Ptr::field(ROOT, i, "function_call"),
