@@ -1,1 +1,212 @@
-fn main() {}
+//! `mend`: check and inspect LLM conversation histories from the command line.
+//!
+//! A thin layer over the `mend` library: clap commands, output formatting and exit
+//! codes. It never judges a history itself; every verdict comes from `mend::analyze`.
+//!
+//! Exit codes, for scripts: 0 every body valid (warnings allowed), 1 some body has
+//! error-severity violations, 2 bad input or usage (an unreadable file, not JSON, an
+//! unknown dialect or provider, a body whose history cannot be read).
+
+mod catalog;
+mod check;
+mod input;
+mod inspect;
+mod printer;
+mod style;
+
+use std::io;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+use mend::{CheckOptions, Dialect, Profile};
+
+use crate::printer::Printer;
+
+/// How a run ended, worst wins.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Status {
+    /// Every body valid.
+    Valid,
+    /// Some body has error-severity violations.
+    Violations,
+    /// Some input could not be checked, or the command line is wrong.
+    BadInput,
+}
+
+impl Status {
+    fn code(self) -> u8 {
+        match self {
+            Status::Valid => 0,
+            Status::Violations => 1,
+            Status::BadInput => 2,
+        }
+    }
+}
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "mend",
+    version,
+    about = "Keep LLM conversation histories valid for provider APIs",
+    long_about = "Keep LLM conversation histories valid for provider APIs.\n\n\
+        mend reads request bodies of four dialects (OpenAI chat, OpenAI Responses, \
+        Anthropic Messages, Gemini) and finds what the provider would reject with a \
+        400: tool calls without results, results without calls, reasoning items that \
+        lost their follower, thinking blocks out of place. Each finding names its rule, \
+        the JSON pointer, and the error text the provider itself would answer with.",
+    after_help = "Example:\n  mend check request.json\n\n\
+        Exit codes: 0 valid, 1 violations found, 2 bad input or usage.",
+    propagate_version = true
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Check request bodies and report every violation
+    #[command(
+        long_about = "Check request bodies and report every violation.\n\n\
+            Reads files, `-` for stdin, and folders (every *.json inside, recursively, \
+            sorted; every *.jsonl with --jsonl). Prints `FILE: valid (...)` or one line per \
+            violation: `FILE /json/pointer error[rule] message`, then what the provider \
+            would say. With several bodies, a summary by rule goes to stderr.\n\n\
+            Exit codes: 0 every body valid (warnings allowed), 1 violations found, \
+            2 bad input (unreadable, not JSON, unknown dialect or provider, no history).",
+        after_help = "Example:\n  mend check request.json\n  mend check --jsonl --json logs/ > report.json"
+    )]
+    Check(CheckArgs),
+    /// Show a history as a table of turns with call, result and reasoning links
+    #[command(
+        long_about = "Show a history as a table of turns with call, result and reasoning links.\n\n\
+            One row per wire message or item: its index, JSON pointer, role or item type, \
+            provider ids (rs_/msg_/fc_ item ids, call ids), links (`→ #k` a call answered \
+            in row k, `← #j` a result answering row j, `→ ?` a call never answered, and \
+            for a Responses reasoning item `→ #k` its follower), size in bytes, and the \
+            rules it breaks. Violations follow the table.\n\n\
+            Exit codes as for `mend check`.",
+        after_help = "Example:\n  mend inspect examples/anthropic-text-before-tool-result.json"
+    )]
+    Inspect(InspectArgs),
+    /// List the rule ids with what each one means
+    #[command(after_help = "Example:\n  mend rules")]
+    Rules(ListArgs),
+    /// List the provider profiles that --provider accepts
+    #[command(after_help = "Example:\n  mend providers")]
+    Providers(ListArgs),
+}
+
+/// What to read bodies as; shared by check and inspect.
+#[derive(Debug, Args)]
+struct Target {
+    /// Dialect: auto, openai_chat, openai_responses, anthropic or gemini
+    #[arg(long, value_name = "DIALECT", default_value = "auto")]
+    dialect: String,
+    /// Provider profile (see `mend providers`); default: the dialect's own, or the one the model names
+    #[arg(long, value_name = "PROVIDER")]
+    provider: Option<String>,
+    /// Model, when the body does not say (Gemini bodies never do)
+    #[arg(long, value_name = "MODEL")]
+    model: Option<String>,
+}
+
+impl Target {
+    /// The library options, or why the command line is wrong.
+    fn options(&self) -> Result<CheckOptions, String> {
+        let dialect = match self.dialect.as_str() {
+            "auto" => None,
+            d => Some(d.parse::<Dialect>().map_err(|_| {
+                format!(
+                    "unknown dialect '{d}' (expected one of auto, {})",
+                    Dialect::ALL.map(Dialect::name).join(", ")
+                )
+            })?),
+        };
+        if let Some(p) = &self.provider {
+            if Profile::named(p).is_none() {
+                return Err(format!(
+                    "unknown provider '{p}' (known: {})",
+                    Profile::names().join(", ")
+                ));
+            }
+        }
+        Ok(CheckOptions {
+            dialect,
+            provider: self.provider.clone(),
+            model: self.model.clone(),
+            endpoint: None,
+        })
+    }
+}
+
+#[derive(Debug, Args)]
+struct CheckArgs {
+    /// Files, folders, or `-` for stdin
+    #[arg(value_name = "FILE|-", required = true)]
+    inputs: Vec<String>,
+    #[command(flatten)]
+    target: Target,
+    /// Machine output: one JSON object on stdout; {dialect, provider, valid, violations}
+    /// for one body, {results, summary} for several (files, a folder, or --jsonl)
+    #[arg(long)]
+    json: bool,
+    /// Each input holds one request body per line (blank lines skipped)
+    #[arg(long)]
+    jsonl: bool,
+}
+
+#[derive(Debug, Args)]
+struct InspectArgs {
+    /// A file, or `-` for stdin
+    #[arg(value_name = "FILE|-")]
+    input: String,
+    #[command(flatten)]
+    target: Target,
+    /// Machine output: one JSON object on stdout
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Args)]
+struct ListArgs {
+    /// Machine output: a JSON array on stdout
+    #[arg(long)]
+    json: bool,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let mut printer = Printer::new();
+    let status = run(cli.command, &mut printer).and_then(|s| printer.flush().map(|()| s));
+    let status = match status {
+        Ok(s) => s,
+        // A closed pipe (`mend check . | head`) is the reader's choice, not a failure.
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Status::Valid,
+        Err(e) => {
+            printer.err_line(&format!("mend: cannot write output: {e}"));
+            Status::BadInput
+        }
+    };
+    ExitCode::from(status.code())
+}
+
+fn run(command: Command, printer: &mut Printer) -> io::Result<Status> {
+    match command {
+        Command::Check(args) => match args.target.options() {
+            Ok(opts) => check::run(&args.inputs, args.jsonl, args.json, &opts, printer),
+            Err(why) => Ok(usage_error(&why, printer)),
+        },
+        Command::Inspect(args) => match args.target.options() {
+            Ok(opts) => inspect::run(&args.input, args.json, &opts, printer),
+            Err(why) => Ok(usage_error(&why, printer)),
+        },
+        Command::Rules(args) => catalog::rules(args.json, printer),
+        Command::Providers(args) => catalog::providers(args.json, printer),
+    }
+}
+
+fn usage_error(why: &str, printer: &mut Printer) -> Status {
+    printer.err_line(&format!("mend: {why}"));
+    Status::BadInput
+}

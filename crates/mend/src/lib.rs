@@ -104,7 +104,8 @@ pub fn parse_body(bytes: &[u8]) -> Result<Value, ParseError> {
 }
 
 fn explain(bytes: &[u8], e: &serde_json::Error) -> ParseError {
-    let (line, column) = (e.line(), e.column());
+    // serde_json says column 0 for an error right after a newline; columns are 1-based.
+    let (line, column) = (e.line(), e.column().max(1));
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return ParseError {
             line: 0,
@@ -179,6 +180,16 @@ pub struct Analysis<'a> {
     /// Calls and the results that answer them, as (call node, result node) indexes
     /// into `chain.nodes`.
     pub pairs: Vec<(usize, usize)>,
+}
+
+/// The `malformed` finding that means the body has no readable history at all (the body
+/// is not an object, or its history key is missing or of the wrong type): a tool should
+/// treat it as bad input rather than as a verdict.
+pub fn unreadable_history(dialect: Dialect, violations: &[Violation]) -> Option<&Violation> {
+    let root = format!("/{}", dialect.history_key());
+    violations
+        .iter()
+        .find(|v| v.rule == Rule::Malformed && (v.path.is_empty() || v.path == root))
 }
 
 impl Analysis<'_> {

@@ -1,0 +1,8 @@
+//! Integration tests of the `mend` binary: exit codes, output shapes, bad input, and
+//! snapshots of the rendered tables. Every test runs the real binary.
+
+mod bad_input;
+mod check;
+mod commands;
+mod inspect;
+mod support;
