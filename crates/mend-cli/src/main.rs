@@ -1,4 +1,4 @@
-//! `mend`: check and inspect LLM conversation histories from the command line.
+//! `mend`: check, inspect, repair and trim LLM conversation histories from the command line.
 //!
 //! A thin layer over the `mend` library: clap commands, output formatting and exit
 //! codes. It never judges a history itself; every verdict comes from `mend::analyze`.
@@ -9,6 +9,7 @@
 
 mod catalog;
 mod check;
+mod fix;
 mod input;
 mod inspect;
 mod printer;
@@ -89,6 +90,32 @@ enum Command {
         after_help = "Example:\n  mend inspect examples/anthropic-text-before-tool-result.json"
     )]
     Inspect(InspectArgs),
+    /// Repair a body: the fewest edits that make it valid
+    #[command(
+        long_about = "Repair a body: the fewest edits that make it valid.\n\n\
+            The repaired body goes to stdout (the input's very bytes when nothing needs \
+            doing) and the report to stderr: each edit with its rule, JSON pointer, action \
+            and detail, then what could not be repaired without guessing. A call with no \
+            result gets an error result saying it was interrupted (or is dropped with \
+            --missing-result drop-call); a result that answers no call is dropped (or kept as \
+            text with --orphan-result to-text); reasoning that lost its follower is dropped.\n\n\
+            Exit codes: 0 the output is valid, 1 something stayed unrepairable, 2 bad input.",
+        after_help = "Example:\n  mend repair request.json > fixed.json\n  mend repair --json - < request.json"
+    )]
+    Repair(RepairArgs),
+    /// Trim a body to a token budget, dropping whole call groups oldest first
+    #[command(
+        long_about = "Trim a body to a token budget, dropping whole call groups oldest first.\n\n\
+            Instructions and the first --protect turns always stay, and so do the last \
+            --keep-last units (groups of calls with their results, or plain turns), even over \
+            budget. A group is never cut, so no result is orphaned; the kept history starts \
+            at a user turn. Tokens are counted with tiktoken (o200k_base or cl100k_base, by \
+            model) for OpenAI models, and estimated at 4 characters per token otherwise; the \
+            report names the counter.\n\n\
+            Exit codes: 0 the output is valid, 1 it is not (the input's own violations), 2 bad input.",
+        after_help = "Example:\n  mend trim --budget 8000 --keep-last 2 request.json > trimmed.json"
+    )]
+    Trim(TrimArgs),
     /// List the rule ids with what each one means
     #[command(after_help = "Example:\n  mend rules")]
     Rules(ListArgs),
@@ -169,6 +196,45 @@ struct InspectArgs {
 }
 
 #[derive(Debug, Args)]
+struct RepairArgs {
+    /// A file, or `-` for stdin
+    #[arg(value_name = "FILE|-", default_value = "-")]
+    input: String,
+    #[command(flatten)]
+    target: Target,
+    /// A call without a result: synthesize an error result, or drop-call
+    #[arg(long, value_name = "POLICY", default_value = "synthesize")]
+    missing_result: String,
+    /// A result without a call: drop it, or to-text
+    #[arg(long, value_name = "POLICY", default_value = "drop")]
+    orphan_result: String,
+    /// One JSON object on stdout: {valid, edits, unrepairable, warnings, body}
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Args)]
+struct TrimArgs {
+    /// A file, or `-` for stdin
+    #[arg(value_name = "FILE|-", default_value = "-")]
+    input: String,
+    #[command(flatten)]
+    target: Target,
+    /// The token budget for the whole history, instructions included
+    #[arg(long, value_name = "TOKENS")]
+    budget: usize,
+    /// Units (call groups or plain turns) always kept at the end, even over budget
+    #[arg(long, value_name = "K", default_value_t = 1)]
+    keep_last: usize,
+    /// History turns pinned after the instructions
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    protect: usize,
+    /// One JSON object on stdout: {valid, counter, tokens_before, tokens_after, dropped, body}
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Args)]
 struct ListArgs {
     /// Machine output: a JSON array on stdout
     #[arg(long)]
@@ -199,6 +265,29 @@ fn run(command: Command, printer: &mut Printer) -> io::Result<Status> {
         },
         Command::Inspect(args) => match args.target.options() {
             Ok(opts) => inspect::run(&args.input, args.json, &opts, printer),
+            Err(why) => Ok(usage_error(&why, printer)),
+        },
+        Command::Repair(args) => match args.target.options() {
+            Ok(opts) => fix::run_repair(
+                &args.input,
+                &opts,
+                &args.missing_result,
+                &args.orphan_result,
+                args.json,
+                printer,
+            ),
+            Err(why) => Ok(usage_error(&why, printer)),
+        },
+        Command::Trim(args) => match args.target.options() {
+            Ok(opts) => fix::run_trim(
+                &args.input,
+                &opts,
+                args.budget,
+                args.keep_last,
+                args.protect,
+                args.json,
+                printer,
+            ),
             Err(why) => Ok(usage_error(&why, printer)),
         },
         Command::Rules(args) => catalog::rules(args.json, printer),

@@ -4,5 +4,6 @@
 mod bad_input;
 mod check;
 mod commands;
+mod fix;
 mod inspect;
 mod support;

@@ -1,0 +1,164 @@
+//! `mend repair` and `mend trim`: the body on stdout, the report on stderr, exit codes,
+//! `--json`, and the byte-for-byte pass-through of a body that needs nothing.
+
+use crate::support::{arg, folder_with, run};
+
+const VALID: &str = "examples/anthropic-valid-parallel-tools.json";
+const ORPHAN: &str = "examples/openai_chat-orphan-tool.json";
+
+#[test]
+fn repair_of_a_valid_body_gives_back_the_same_bytes() {
+    let r = run(&["repair", VALID]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let original =
+        std::fs::read_to_string(crate::support::repo_root().join(VALID)).expect("example");
+    assert_eq!(r.stdout, original);
+    assert!(r.stderr.contains("nothing changed"), "{}", r.stderr);
+}
+
+#[test]
+fn repair_drops_an_orphan_and_the_output_checks_valid() {
+    let r = run(&["repair", ORPHAN]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(
+        r.stderr
+            .contains("/messages/3 drop[tool-result-without-call]"),
+        "{}",
+        r.stderr
+    );
+    let dir = folder_with(&[("out.json", r.stdout.as_bytes())]);
+    let check = run(&["check", &arg(&dir, "out.json")]);
+    assert_eq!(check.code, 0, "{check:?}");
+}
+
+#[test]
+fn repair_policies_change_what_is_done() {
+    let body = br#"{"model":"gpt-4o","messages":[
+        {"role":"user","content":"hi"},
+        {"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"f","arguments":"{}"}}]},
+        {"role":"user","content":"and?"},
+        {"role":"tool","tool_call_id":"call_zz","content":"late"}]}"#;
+    let dir = folder_with(&[("b.json", body)]);
+    let r = run(&["repair", "--json", &arg(&dir, "b.json")]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let out = r.json();
+    assert_eq!(out["valid"], true);
+    let msgs = out["body"]["messages"].as_array().expect("messages");
+    assert_eq!(
+        msgs[2]["role"], "tool",
+        "a synthesized result follows the call: {msgs:?}"
+    );
+    assert_eq!(msgs[2]["tool_call_id"], "call_1");
+    assert_eq!(msgs.len(), 4, "the orphan went: {msgs:?}");
+
+    let r = run(&[
+        "repair",
+        "--json",
+        "--missing-result",
+        "drop-call",
+        "--orphan-result",
+        "to-text",
+        &arg(&dir, "b.json"),
+    ]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let out = r.json();
+    let msgs = out["body"]["messages"].as_array().expect("messages");
+    assert!(
+        msgs.iter().all(|m| m.get("tool_calls").is_none()),
+        "the call went: {msgs:?}"
+    );
+    assert!(
+        msgs.iter()
+            .any(|m| m["content"].as_str().is_some_and(|c| c.contains("late"))),
+        "the orphan became text: {msgs:?}"
+    );
+
+    let r = run(&["repair", "--missing-result", "maybe", &arg(&dir, "b.json")]);
+    assert_eq!(r.code, 2);
+}
+
+#[test]
+fn repair_exits_1_when_something_cannot_be_repaired() {
+    // Thinking is on and the loop opener lost its thinking block: no signed block can be invented.
+    let body = br#"{"model":"claude-sonnet-4-5","max_tokens":1024,"thinking":{"type":"enabled","budget_tokens":2048},"messages":[
+        {"role":"user","content":"weather?"},
+        {"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"w","input":{}}]},
+        {"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"sunny"}]}]}"#;
+    let dir = folder_with(&[("b.json", body)]);
+    let r = run(&["repair", &arg(&dir, "b.json")]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(
+        r.stderr.contains("unrepairable[thinking-not-first]"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn repair_and_trim_reject_bad_input_with_exit_2() {
+    let dir = folder_with(&[("bad.json", b"{\"messages\": [")]);
+    for cmd in [vec!["repair"], vec!["trim", "--budget", "10"]] {
+        let mut args = cmd.clone();
+        let path = arg(&dir, "bad.json");
+        args.push(&path);
+        let r = run(&args);
+        assert_eq!(r.code, 2, "{r:?}");
+        assert_eq!(r.err_lines().len(), 1, "{}", r.stderr);
+        assert!(r.stderr.contains("line 1"), "{}", r.stderr);
+    }
+}
+
+#[test]
+fn trim_drops_whole_groups_and_reports_tokens() {
+    let mut msgs = vec![serde_json::json!({"role": "system", "content": "be brief"})];
+    for k in 0..20 {
+        msgs.push(serde_json::json!({"role": "user", "content": format!("question {k} about the weather in a city")}));
+        msgs.push(serde_json::json!({"role": "assistant", "content": null, "tool_calls": [
+            {"id": format!("call_{k}a"), "type": "function", "function": {"name": "w", "arguments": "{\"city\":\"Paris\"}"}},
+            {"id": format!("call_{k}b"), "type": "function", "function": {"name": "w", "arguments": "{\"city\":\"Rome\"}"}}]}));
+        msgs.push(serde_json::json!({"role": "tool", "tool_call_id": format!("call_{k}b"), "content": "sunny"}));
+        msgs.push(serde_json::json!({"role": "tool", "tool_call_id": format!("call_{k}a"), "content": "rain"}));
+        msgs.push(serde_json::json!({"role": "assistant", "content": "Rain and sun."}));
+    }
+    let body = serde_json::json!({"model": "gpt-4o", "messages": msgs}).to_string();
+    let dir = folder_with(&[("long.json", body.as_bytes())]);
+    let r = run(&[
+        "trim",
+        "--budget",
+        "300",
+        "--keep-last",
+        "2",
+        "--json",
+        &arg(&dir, "long.json"),
+    ]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let out = r.json();
+    assert_eq!(out["counter"], "o200k_base");
+    assert_eq!(out["valid"], true);
+    assert!(out["tokens_after"].as_u64() <= Some(300), "{out}");
+    assert!(out["tokens_before"].as_u64() > Some(300));
+    let kept = out["body"]["messages"].as_array().expect("messages");
+    assert_eq!(kept[0]["role"], "system");
+    assert_eq!(kept[1]["role"], "user");
+    // Every kept tool message still follows its call.
+    let dir2 = folder_with(&[("t.json", out["body"].to_string().as_bytes())]);
+    assert_eq!(run(&["check", &arg(&dir2, "t.json")]).code, 0);
+
+    let r = run(&["trim", "--budget", "300", &arg(&dir, "long.json")]);
+    assert_eq!(r.code, 0);
+    assert!(
+        r.stderr.contains("tokens (o200k_base), budget 300"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("dropped group"), "{}", r.stderr);
+}
+
+#[test]
+fn trim_within_budget_gives_back_the_same_bytes() {
+    let r = run(&["trim", "--budget", "100000", VALID]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let original =
+        std::fs::read_to_string(crate::support::repo_root().join(VALID)).expect("example");
+    assert_eq!(r.stdout, original);
+}
