@@ -225,7 +225,11 @@ fn pair_calls_with_results(
                                     ctx.path(n)
                                 ),
                             )
-                            .provider(texts::duplicate(ctx.dialect, id, ctx.turn_ix(f.turn), ctx.turn_ix(node.turn), ctx.node_sub(n)))
+                            .provider(match ctx.dialect {
+                                // OpenAI's known text is about tool messages, not calls.
+                                Dialect::Anthropic => texts::duplicate(ctx.dialect, id, ctx.turn_ix(f.turn), ctx.turn_ix(node.turn), ctx.node_sub(n)),
+                                _ => None,
+                            })
                             .at_turn(node.turn),
                         );
                     } else {
@@ -295,6 +299,10 @@ fn pair_calls_with_results(
                     let text = match ctx.dialect {
                         Dialect::OpenAiChat if ctx.profile.name == "mistral" => Some("Tool call id has to be defined.".to_string()),
                         Dialect::OpenAiChat => Some("Missing parameter 'tool_call_id': messages with role 'tool' must have a 'tool_call_id'.".into()),
+                        Dialect::OpenAiResponses if call_id == Some("") => Some(format!(
+                            "Invalid 'input[{}].call_id': empty string. Expected a string with minimum length 1, but got an empty string instead.",
+                            ctx.turn_ix(node.turn)
+                        )),
                         Dialect::OpenAiResponses => Some(format!("Missing required parameter: input[{}].call_id", ctx.turn_ix(node.turn))),
                         _ => None,
                     };
@@ -358,7 +366,7 @@ fn pair_calls_with_results(
                         Violation::error(
                             Rule::DuplicateCallId,
                             ctx.path(n),
-                            format!("call `{shown}` ({}) is answered twice; this second result must go", ctx.path(call.node)),
+                            format!("call `{shown}` ({}) is answered twice; only one result may answer a call", ctx.path(call.node)),
                         )
                         .provider(match ctx.dialect {
                             Dialect::OpenAiChat => {
@@ -906,8 +914,10 @@ fn content_is_not_empty(ctx: &Ctx, out: &mut Vec<Violation>) {
     }
 }
 
-/// OpenAI's item ids share a per-response key: the first 16 hex digits in the current
-/// 50-digit form, the last 16 in the older 48-digit form. `None` for other ids.
+/// OpenAI's item ids carry a key shared by the items of one response and by the responses
+/// of one stateless conversation: the first 16 hex digits in the current 50-digit form,
+/// the last 16 in the older 48-digit form. `None` for other ids. Equal keys do not prove
+/// two items came from one response; different keys prove they did not.
 fn response_key(id: &str) -> Option<&str> {
     let (_, hex) = id.split_once('_')?;
     if !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
@@ -1011,91 +1021,114 @@ fn reasoning_is_followed_by_its_item(ctx: &Ctx, out: &mut Vec<Violation>) {
     }
 }
 
-fn is_reasoning_model(model: Option<&str>) -> bool {
-    let Some(m) = model else { return false };
-    let m = m.rsplit('/').next().unwrap_or(m);
-    m.starts_with("gpt-5")
-        || m.starts_with("o1")
-        || m.starts_with("o3")
-        || m.starts_with("o4")
-        || m.contains("codex")
-}
-
 /// Responses: a reasoning model's call or message, sent back with its item id, keeps the
 /// reasoning item that came before it in the same response.
+///
+/// A response may produce no reasoning at all (later steps of a tool loop often do not:
+/// recorded stateless codex loops reason in their first step only), so a step without
+/// reasoning is not wrong by itself. A step whose output (with its item id) has no
+/// reasoning before it is flagged when the history shows the reasoning was lost: the
+/// history replays reasoning items and this is the first step of a user turn (where a
+/// reasoning model reasons), or a later step of the same turn still has its reasoning
+/// (a client that kept only the latest reasoning item), or the step's reasoning sits
+/// after its output (reordered).
 fn outputs_keep_their_reasoning(ctx: &Ctx, out: &mut Vec<Violation>) {
     let chain = ctx.chain;
-    let mut reasoning: Vec<(usize, &str)> = Vec::new();
-    for (t, _) in chain.turns.iter().enumerate() {
-        if let Some(NodeKind::Reasoning {
-            item_id: Some(id), ..
-        }) = chain.turn_nodes(t).first().map(|n| &n.kind)
-        {
-            reasoning.push((t, id));
-        }
-    }
-    if reasoning.is_empty() {
+    let replays_reasoning = chain.nodes.iter().any(|n| {
+        matches!(
+            n.kind,
+            NodeKind::Reasoning {
+                item_id: Some(_),
+                ..
+            }
+        )
+    });
+    if !replays_reasoning {
         return;
     }
-    let reasoning_model = is_reasoning_model(chain.facts.model);
-    let mut run_start = 0;
-    let mut run_has_reasoning = false;
+    /// One output run: consecutive assistant items.
+    struct Run {
+        has_reasoning: bool,
+        /// The first output with an item id that no reasoning of the run precedes.
+        bare: Option<(usize, &'static str, String)>,
+        reasoning_after_bare: bool,
+    }
+    let flush = |segment: &mut Vec<Run>, out: &mut Vec<Violation>| {
+        let last_with_reasoning = segment.iter().rposition(|r| r.has_reasoning);
+        for (k, run) in segment.iter().enumerate() {
+            let Some((t, ty, id)) = &run.bare else {
+                continue;
+            };
+            let why = if run.reasoning_after_bare {
+                "its reasoning item comes after it instead of before"
+            } else if last_with_reasoning.is_some_and(|l| l > k) {
+                "a later step of the same turn keeps its reasoning: the signature of a history that kept only the latest reasoning item"
+            } else if k == 0 {
+                "it opens the turn, where a reasoning model reasons first, and this history replays reasoning items elsewhere"
+            } else {
+                continue;
+            };
+            let path = chain.turns[*t].ptr.render();
+            out.push(
+                Violation::error(
+                    Rule::CallWithoutReasoning,
+                    path.clone(),
+                    format!("{ty} {id} at {path} is sent with its item id but without the reasoning item before it; {why}"),
+                )
+                .provider(Some(format!("Item '{id}' of type '{ty}' was provided without its required 'reasoning' item: 'rs_…'.")))
+                .at_turn(*t),
+            );
+        }
+        segment.clear();
+    };
+    let mut segment: Vec<Run> = Vec::new();
+    let mut in_run = false;
     for (t, turn) in chain.turns.iter().enumerate() {
-        if turn.role != Role::Assistant {
-            run_start = t + 1;
-            run_has_reasoning = false;
+        if turn.role == Role::User {
+            flush(&mut segment, out);
+            in_run = false;
             continue;
         }
-        let Some(first) = chain.turn_nodes(t).first() else {
+        if turn.role != Role::Assistant {
+            in_run = false;
+            continue;
+        }
+        if !in_run {
+            segment.push(Run {
+                has_reasoning: false,
+                bare: None,
+                reasoning_after_bare: false,
+            });
+            in_run = true;
+        }
+        let Some(run) = segment.last_mut() else {
             continue;
         };
-        let (item_id, ty) = match first.kind {
-            NodeKind::Reasoning { .. } => {
-                run_has_reasoning = true;
-                continue;
+        let output = match chain.turn_nodes(t).first().map(|n| &n.kind) {
+            Some(NodeKind::Reasoning { .. }) => {
+                if run.bare.is_some() {
+                    run.reasoning_after_bare = true;
+                }
+                run.has_reasoning = true;
+                None
             }
-            NodeKind::Message { item_id: Some(id) } if id.starts_with("msg_") => (id, "message"),
-            NodeKind::Call {
+            Some(NodeKind::Message { item_id: Some(id) }) if id.starts_with("msg_") => {
+                Some(("message", *id))
+            }
+            Some(NodeKind::Call {
                 item_id: Some(id),
                 kind: CallKind::Client,
-                wire,
                 ..
-            } if id.starts_with("fc_") => (id, wire),
-            _ => continue,
+            }) if id.starts_with("fc_") => Some(("function_call", *id)),
+            _ => None,
         };
-        if run_has_reasoning {
-            continue;
+        if let Some((ty, id)) = output {
+            if !run.has_reasoning && run.bare.is_none() {
+                run.bare = Some((t, ty, id.to_string()));
+            }
         }
-        let key = response_key(item_id);
-        let own = reasoning.iter().find(|(rt, rid)| {
-            key.is_some() && response_key(rid) == key && (*rt < run_start || *rt > t)
-        });
-        if own.is_none() && !reasoning_model {
-            continue;
-        }
-        let path = turn.ptr.render();
-        let (message, rid) = match own {
-            Some((rt, rid)) => (
-                format!(
-                    "{ty} {item_id} at {path} is sent without the reasoning item it was produced with; {rid} is at {} instead of right before its output",
-                    chain.turns[*rt].ptr.render()
-                ),
-                *rid,
-            ),
-            None => (
-                format!(
-                    "{ty} {item_id} at {path} is sent with its item id but without a reasoning item before it, while this history replays reasoning elsewhere; a reasoning model's outputs need their reasoning item"
-                ),
-                "rs_…",
-            ),
-        };
-        out.push(
-            Violation::error(Rule::CallWithoutReasoning, path, message)
-                .provider(Some(format!("Item '{item_id}' of type '{ty}' was provided without its required 'reasoning' item: '{rid}'.")))
-                .at_turn(t),
-        );
-        let _ = run_start;
     }
+    flush(&mut segment, out);
 }
 
 /// Anthropic: thinking blocks come first in their message, and with thinking on, the

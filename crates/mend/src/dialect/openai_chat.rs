@@ -288,12 +288,14 @@ fn map_call<'a>(i: usize, j: usize, c: &'a Value, chain: &mut Chain<'a>, out: &m
     let func = c.get("function").or_else(|| c.get("custom"));
     let name = func.and_then(|f| f.get("name")).and_then(Value::as_str);
     match name {
-        Some("") => malformed(
-            out,
-            cptr,
-            Some("function/name"),
+        Some("") => out.push(crate::violation::Violation::error(
+            crate::violation::Rule::Malformed,
+            format!("{}/function/name", cptr.render()),
             format!("messages[{i}].tool_calls[{j}].function.name is an empty string"),
-        ),
+        )
+        .provider(Some(format!(
+            "Invalid 'messages[{i}].tool_calls[{j}].function.name': empty string. Expected a string with minimum length 1, but got an empty string instead."
+        )))),
         None => malformed(
             out,
             cptr,

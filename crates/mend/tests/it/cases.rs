@@ -1,10 +1,14 @@
 //! The data-driven cases under `cases/<dialect>/<rule>/<slug>.json`.
 //!
 //! A case is `{"description", "provider"?, "model"?, "body", "expect": {"valid", "rules",
-//! "paths"}, "repaired"?}`. The rules found (errors and warnings) must be exactly
-//! `expect.rules`, every path in `expect.paths` must be among the findings' paths, and
-//! `valid` must match. Adding a case needs no Rust.
+//! "paths"}, "repaired"?, "repair_policy"?}`. The rules found (errors and warnings) must be
+//! exactly `expect.rules`, every path in `expect.paths` must be among the findings' paths,
+//! and `valid` must match. When `repaired` is given, `mend::repair` (with the optional
+//! `repair_policy`: `{"missing_result": "synthesize|drop-call", "orphan_result":
+//! "drop|to-text"}`) must give exactly that body, and it must check valid; a valid case
+//! must come back from repair unchanged. Adding a case needs no Rust.
 
+use mend::repair::{repair, MissingResult, OrphanResult, RepairOptions};
 use mend::{CheckOptions, Dialect, Rule};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -83,6 +87,7 @@ fn every_case_finds_what_it_expects() {
     let cases = load_cases();
     assert!(!cases.is_empty(), "no cases under cases/");
     let mut failures = Vec::new();
+    let mut repaired_checked = 0;
     for c in &cases {
         let j = &c.json;
         assert!(
@@ -170,7 +175,60 @@ fn every_case_finds_what_it_expects() {
                 c.file, c.folder_rule
             ));
         }
+        if let Some(repaired) = j.get("repaired") {
+            let policy = j.get("repair_policy");
+            let ropts = RepairOptions {
+                check: opts.clone(),
+                missing_result: match policy
+                    .and_then(|p| p.get("missing_result"))
+                    .and_then(Value::as_str)
+                {
+                    Some("drop-call") => MissingResult::DropCall,
+                    _ => MissingResult::Synthesize,
+                },
+                orphan_result: match policy
+                    .and_then(|p| p.get("orphan_result"))
+                    .and_then(Value::as_str)
+                {
+                    Some("to-text") => OrphanResult::ToText,
+                    _ => OrphanResult::Drop,
+                },
+            };
+            match repair(body, &ropts) {
+                Ok(r) if &r.body == repaired && r.valid() => repaired_checked += 1,
+                Ok(r) => failures.push(format!(
+                    "{}: repair gave (valid={}, edits {:?}, unrepairable {:?})\n{}\nbut the case expects\n{}",
+                    c.file,
+                    r.valid(),
+                    r.edits.iter().map(|e| format!("{} {} {}", e.action, e.path, e.detail)).collect::<Vec<_>>(),
+                    r.unrepairable.iter().map(|v| v.rule.id()).collect::<Vec<_>>(),
+                    serde_json::to_string_pretty(&r.body).unwrap_or_default(),
+                    serde_json::to_string_pretty(repaired).unwrap_or_default()
+                )),
+                Err(e) => failures.push(format!("{}: repair failed: {e}", c.file)),
+            }
+        } else if valid {
+            // A valid body comes back from repair unchanged.
+            match repair(
+                body,
+                &RepairOptions {
+                    check: opts.clone(),
+                    ..Default::default()
+                },
+            ) {
+                Ok(r) if r.edits.is_empty() && &r.body == body => {}
+                Ok(r) => failures.push(format!(
+                    "{}: repair changed a valid body: {:?}",
+                    c.file, r.edits
+                )),
+                Err(e) => failures.push(format!("{}: repair failed: {e}", c.file)),
+            }
+        }
     }
+    eprintln!(
+        "{} cases, {repaired_checked} with a repair expectation",
+        cases.len()
+    );
     assert!(
         failures.is_empty(),
         "{} of {} cases failed:\n{}",

@@ -1,6 +1,6 @@
-//! Integration tests of the mend library: the recorded fixtures, the data-driven cases,
-//! damage that must never panic, and the properties of repair and trim.
+//! Integration tests of the mend library: the recorded fixtures and the data-driven cases.
 
+mod cases;
 mod fixtures;
 mod mutations;
 mod properties;
