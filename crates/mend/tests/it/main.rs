@@ -1,4 +1,5 @@
-//! Integration tests of the mend library: the recorded fixtures and the data-driven cases.
+//! Integration tests of the mend library: the recorded fixtures, the data-driven cases,
+//! damage that must never panic, and the properties of repair and trim.
 
 mod cases;
 mod fixtures;
