@@ -130,8 +130,30 @@ impl Ptr {
     }
 }
 
-fn escape(seg: &str) -> String {
-    seg.replace('~', "~0").replace('/', "~1")
+fn escape(seg: &str) -> std::borrow::Cow<'_, str> {
+    if seg.contains(['~', '/']) {
+        std::borrow::Cow::Owned(seg.replace('~', "~0").replace('/', "~1"))
+    } else {
+        std::borrow::Cow::Borrowed(seg)
+    }
+}
+
+impl std::fmt::Display for Ptr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if !self.root.is_empty() {
+            write!(f, "/{}", escape(self.root))?;
+        }
+        if let Some(i) = self.item {
+            write!(f, "/{i}")?;
+        }
+        if let Some(k) = self.key {
+            write!(f, "/{}", escape(k))?;
+        }
+        if let Some(j) = self.sub {
+            write!(f, "/{j}")?;
+        }
+        Ok(())
+    }
 }
 
 /// What a call is, which decides whether it needs a result from the client.

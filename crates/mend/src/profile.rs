@@ -272,7 +272,10 @@ impl Profile {
         body: &Map<String, Value>,
         out: &mut Vec<Violation>,
     ) {
-        if dialect != Dialect::OpenAiChat {
+        let nothing_to_check = self.known_message_keys.is_none()
+            && self.known_tool_call_keys.is_none()
+            && !self.name_only_on_user;
+        if dialect != Dialect::OpenAiChat || nothing_to_check {
             return;
         }
         let Some(Value::Array(msgs)) = body.get("messages") else {

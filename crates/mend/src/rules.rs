@@ -155,8 +155,13 @@ fn pair_calls_with_results(
 ) -> Vec<(usize, usize)> {
     let chain = ctx.chain;
     let mut pairs = Vec::new();
-    let mut calls: Vec<CallRec> = Vec::new();
-    let mut by_id: HashMap<&str, usize> = HashMap::new();
+    let n_calls = chain
+        .nodes
+        .iter()
+        .filter(|n| matches!(n.kind, NodeKind::Call { .. }))
+        .count();
+    let mut calls: Vec<CallRec> = Vec::with_capacity(n_calls);
+    let mut by_id: HashMap<&str, usize> = HashMap::with_capacity(n_calls);
     let mut server_ids: HashMap<&str, usize> = HashMap::new();
     // Calls reported as misplaced (DeepSeek Responses) are not reported again as unanswered.
     let mut misplaced_calls: Vec<usize> = Vec::new();
@@ -656,13 +661,13 @@ fn roles_come_in_an_accepted_order(ctx: &Ctx, out: &mut Vec<Violation>) {
     let mut prev: Option<usize> = None;
     for (k, &t) in history.iter().enumerate() {
         let turn = &chain.turns[t];
-        let path = turn.ptr.render();
+        let path = turn.ptr;
         let ix = ctx.turn_ix(t);
         match ctx.dialect {
             Dialect::Anthropic => {
                 if turn.role == Role::System {
                     out.push(
-                        Violation::error(Rule::RoleOrder, path.clone(), format!("{path} has role \"system\"; the Messages API takes instructions in the top-level `system`, not as a message"))
+                        Violation::error(Rule::RoleOrder, path.render(), format!("{path} has role \"system\"; the Messages API takes instructions in the top-level `system`, not as a message"))
                             .provider(Some("messages: Unexpected role \"system\". The Messages API accepts a top-level `system` parameter, not \"system\" as an input message role.".into()))
                             .at_turn(t),
                     );
@@ -670,7 +675,7 @@ fn roles_come_in_an_accepted_order(ctx: &Ctx, out: &mut Vec<Violation>) {
                     out.push(
                         Violation::error(
                             Rule::RoleOrder,
-                            path.clone(),
+                            path.render(),
                             format!(
                                 "{path} has role \"{}\"; messages are \"user\" or \"assistant\"",
                                 turn.wire
@@ -689,7 +694,7 @@ fn roles_come_in_an_accepted_order(ctx: &Ctx, out: &mut Vec<Violation>) {
                     out.push(
                         Violation::error(
                             Rule::RoleOrder,
-                            path.clone(),
+                            path.render(),
                             format!("the first message ({path}) is from the assistant; {} requires the first message to be a user message", if strict { ctx.profile.name } else { "Bedrock and older deployments" }),
                         )
                         .severity(sev)
@@ -704,7 +709,7 @@ fn roles_come_in_an_accepted_order(ctx: &Ctx, out: &mut Vec<Violation>) {
                         out.push(
                             Violation::error(
                                 Rule::RoleOrder,
-                                path.clone(),
+                                path.render(),
                                 format!(
                                     "{path} is a second \"{r}\" message in a row; {}",
                                     if strict { "roles must alternate on this provider" } else { "the first-party API merges them, but Bedrock and strict gateways reject it" }
@@ -722,7 +727,7 @@ fn roles_come_in_an_accepted_order(ctx: &Ctx, out: &mut Vec<Violation>) {
                     out.push(
                         Violation::error(
                             Rule::RoleOrder,
-                            path.clone(),
+                            path.render(),
                             format!(
                                 "{path} has role \"{}\"; contents are \"user\" or \"model\"",
                                 turn.wire
@@ -736,7 +741,7 @@ fn roles_come_in_an_accepted_order(ctx: &Ctx, out: &mut Vec<Violation>) {
                     out.push(
                         Violation::error(
                             Rule::RoleOrder,
-                            path.clone(),
+                            path.render(),
                             format!("the request ends with a model turn ({path}); newer Gemini models reject that"),
                         )
                         .severity(Severity::Warning)
@@ -750,7 +755,7 @@ fn roles_come_in_an_accepted_order(ctx: &Ctx, out: &mut Vec<Violation>) {
                     out.push(
                         Violation::error(
                             Rule::RoleOrder,
-                            path.clone(),
+                            path.render(),
                             format!(
                                 "{path} has role \"{}\", which the chat API does not know",
                                 turn.wire
@@ -761,7 +766,7 @@ fn roles_come_in_an_accepted_order(ctx: &Ctx, out: &mut Vec<Violation>) {
                 }
                 if ctx.profile.rejects_developer_role && turn.wire == "developer" {
                     out.push(
-                        Violation::error(Rule::RoleOrder, path.clone(), format!("{path} has role \"developer\", which {} does not accept; use \"system\"", ctx.profile.name))
+                        Violation::error(Rule::RoleOrder, path.render(), format!("{path} has role \"developer\", which {} does not accept; use \"system\"", ctx.profile.name))
                             .provider(Some(format!("Failed to deserialize the JSON body into the target type: messages[{ix}].role: unknown variant `developer`, expected one of `system`, `user`, `assistant`, `tool`")))
                             .at_turn(t),
                     );
@@ -771,7 +776,7 @@ fn roles_come_in_an_accepted_order(ctx: &Ctx, out: &mut Vec<Violation>) {
                         let pr = chain.turns[p].role;
                         if pr == Role::Tool && turn.role == Role::User {
                             out.push(
-                                Violation::error(Rule::RoleOrder, path.clone(), format!("{path} is a user message right after a tool message; {} needs an assistant message in between", ctx.profile.name))
+                                Violation::error(Rule::RoleOrder, path.render(), format!("{path} is a user message right after a tool message; {} needs an assistant message in between", ctx.profile.name))
                                     .provider(Some("Unexpected role 'user' after role 'tool'".into()))
                                     .at_turn(t),
                             );
@@ -782,7 +787,7 @@ fn roles_come_in_an_accepted_order(ctx: &Ctx, out: &mut Vec<Violation>) {
                         && !chain.facts.assistant_prefix
                     {
                         out.push(
-                            Violation::error(Rule::RoleOrder, path.clone(), format!("the last message ({path}) is from the assistant; {} serves only after a user or tool message (or an assistant message with prefix: true)", ctx.profile.name))
+                            Violation::error(Rule::RoleOrder, path.render(), format!("the last message ({path}) is from the assistant; {} serves only after a user or tool message (or an assistant message with prefix: true)", ctx.profile.name))
                                 .provider(Some("Expected last role User or Tool (or Assistant with prefix True) for serving but got assistant".into()))
                                 .at_turn(t),
                         );
@@ -822,7 +827,7 @@ fn content_is_not_empty(ctx: &Ctx, out: &mut Vec<Violation>) {
     for &t in &history {
         let turn = &chain.turns[t];
         let nodes = chain.turn_nodes(t);
-        let path = turn.ptr.render();
+        let path = turn.ptr;
         let ix = ctx.turn_ix(t);
         let has = |f: fn(&NodeKind) -> bool| nodes.iter().any(|n| f(&n.kind));
         match ctx.dialect {
@@ -839,7 +844,7 @@ fn content_is_not_empty(ctx: &Ctx, out: &mut Vec<Violation>) {
                     out.push(
                         Violation::error(
                             Rule::EmptyContent,
-                            path.clone(),
+                            path.render(),
                             format!("{path} ({}) has no content", turn.wire),
                         )
                         .provider(Some(
@@ -853,7 +858,7 @@ fn content_is_not_empty(ctx: &Ctx, out: &mut Vec<Violation>) {
                 let final_assistant = Some(t) == last && turn.role == Role::Assistant;
                 if turn.empty && !final_assistant {
                     out.push(
-                        Violation::error(Rule::EmptyContent, path.clone(), format!("{path} ({}) has no content", turn.wire))
+                        Violation::error(Rule::EmptyContent, path.render(), format!("{path} ({}) has no content", turn.wire))
                             .provider(Some(format!("messages.{ix}: all messages must have non-empty content except for the optional final assistant message")))
                             .at_turn(t),
                     );
@@ -883,14 +888,14 @@ fn content_is_not_empty(ctx: &Ctx, out: &mut Vec<Violation>) {
                         .all(|n| matches!(n.kind, NodeKind::Text { blank: true }));
                 if all_blank {
                     out.push(
-                        Violation::error(Rule::EmptyContent, path.clone(), format!("{path} holds only empty text parts"))
+                        Violation::error(Rule::EmptyContent, path.render(), format!("{path} holds only empty text parts"))
                             .provider(Some("Unable to submit request because it must include at least one parts field, which describes the prompt input. Learn more: https://cloud.google.com/vertex-ai/generative-ai/docs/model-reference/gemini".into()))
                             .at_turn(t),
                     );
                 }
                 if turn.empty {
                     out.push(
-                        Violation::error(Rule::EmptyContent, path.clone(), format!("{path} has no parts"))
+                        Violation::error(Rule::EmptyContent, path.render(), format!("{path} has no parts"))
                             .provider(Some(format!("* GenerateContentRequest.contents[{ix}].parts: contents.parts must not be empty.")))
                             .at_turn(t),
                     );
@@ -941,15 +946,14 @@ fn reasoning_is_followed_by_its_item(ctx: &Ctx, out: &mut Vec<Violation>) {
             continue;
         };
         let rid = item_id.unwrap_or("");
-        let shown = if rid.is_empty() {
-            "(no id)".to_string()
-        } else {
-            rid.to_string()
+        // Rendered only when something is found: this runs on every reasoning item.
+        let shown = if rid.is_empty() { "(no id)" } else { rid };
+        let path = turn.ptr;
+        let provider = || {
+            Some(format!(
+                "Item '{rid}' of type 'reasoning' was provided without its required following item."
+            ))
         };
-        let path = turn.ptr.render();
-        let provider = Some(format!(
-            "Item '{rid}' of type 'reasoning' was provided without its required following item."
-        ));
         let next = chain
             .turns
             .get(t + 1)
@@ -957,10 +961,10 @@ fn reasoning_is_followed_by_its_item(ctx: &Ctx, out: &mut Vec<Violation>) {
         let lost = |why: String| {
             Violation::error(
                 Rule::ReasoningWithoutFollower,
-                path.clone(),
+                path.render(),
                 format!("reasoning item {shown} at {path} {why}"),
             )
-            .provider(provider.clone())
+            .provider(provider())
             .at_turn(t)
         };
         match next {
@@ -1006,7 +1010,7 @@ fn reasoning_is_followed_by_its_item(ctx: &Ctx, out: &mut Vec<Violation>) {
                                 format!("the item after reasoning {shown} has id `{fid}`, which belongs to another response; the reasoning's own follower was replaced")
                             },
                         )
-                        .provider(provider.clone())
+                        .provider(provider())
                         .at_turn(t + 1),
                     );
                 }

@@ -14,10 +14,6 @@ use crate::violation::Violation;
 
 const ROOT: &str = "contents";
 
-fn get<'a>(o: &'a Map<String, Value>, camel: &str, snake: &str) -> Option<&'a Value> {
-    o.get(camel).or_else(|| o.get(snake))
-}
-
 pub(crate) fn map<'a>(
     body: &'a Map<String, Value>,
     chain: &mut Chain<'a>,
@@ -157,13 +153,36 @@ fn map_part<'a>(i: usize, j: usize, p: &'a Value, chain: &mut Chain<'a>, out: &m
         );
         return;
     };
-    let signed = get(p, "thoughtSignature", "thought_signature")
-        .is_some_and(|s| s.as_str().is_some_and(|s| !s.is_empty()));
+    // One pass over the part's few entries, both casings at once.
+    let (mut signature, mut thought, mut fcall, mut fresp, mut text) =
+        (None, false, None, None, None);
+    let (mut media, mut server) = (false, false);
+    for (k, v) in p {
+        match k.as_str() {
+            "thoughtSignature" | "thought_signature" => signature = Some(v),
+            "thought" => thought = v.as_bool().unwrap_or(false),
+            "functionCall" | "function_call" => fcall = Some(v),
+            "functionResponse" | "function_response" => fresp = Some(v),
+            "text" => text = Some(v),
+            "inlineData" | "inline_data" | "fileData" | "file_data" => media = true,
+            "executableCode"
+            | "executable_code"
+            | "codeExecutionResult"
+            | "code_execution_result"
+            | "videoMetadata"
+            | "video_metadata"
+            | "toolCall"
+            | "toolResponse"
+            | "tool_call"
+            | "tool_response" => server = true,
+            _ => {}
+        }
+    }
+    let signed = signature.is_some_and(|s| s.as_str().is_some_and(|s| !s.is_empty()));
     if signed {
         chain.facts.signatures_seen = true;
     }
-    let thought = p.get("thought").and_then(Value::as_bool).unwrap_or(false);
-    let kind = if let Some(fc) = get(p, "functionCall", "function_call") {
+    let kind = if let Some(fc) = fcall {
         let Some(fc) = fc.as_object() else {
             malformed(
                 out,
@@ -184,7 +203,7 @@ fn map_part<'a>(i: usize, j: usize, p: &'a Value, chain: &mut Chain<'a>, out: &m
             wire: "functionCall",
             signed,
         }
-    } else if let Some(fr) = get(p, "functionResponse", "function_response") {
+    } else if let Some(fr) = fresp {
         let Some(fr) = fr.as_object() else {
             malformed(
                 out,
@@ -203,7 +222,7 @@ fn map_part<'a>(i: usize, j: usize, p: &'a Value, chain: &mut Chain<'a>, out: &m
             kind: CallKind::Client,
             wire: "functionResponse",
         }
-    } else if let Some(t) = p.get("text") {
+    } else if let Some(t) = text {
         match t {
             Value::String(_) if thought => NodeKind::Reasoning {
                 item_id: None,
@@ -229,26 +248,9 @@ fn map_part<'a>(i: usize, j: usize, p: &'a Value, chain: &mut Chain<'a>, out: &m
                 return;
             }
         }
-    } else if ["inlineData", "inline_data", "fileData", "file_data"]
-        .iter()
-        .any(|k| p.contains_key(*k))
-    {
+    } else if media {
         NodeKind::Media
-    } else if [
-        "executableCode",
-        "executable_code",
-        "codeExecutionResult",
-        "code_execution_result",
-        "videoMetadata",
-        "video_metadata",
-        "toolCall",
-        "toolResponse",
-        "tool_call",
-        "tool_response",
-    ]
-    .iter()
-    .any(|k| p.contains_key(*k))
-    {
+    } else if server {
         NodeKind::Other { wire: "server" }
     } else if thought {
         NodeKind::Reasoning {

@@ -58,6 +58,48 @@ pub(crate) fn map<'a>(
         .unwrap_or(false);
 }
 
+/// The keys of a message the adapter reads, found in one pass over its entries (a hashed
+/// lookup per key costs more than walking the few entries a message has).
+#[derive(Default)]
+struct Fields<'a> {
+    role: Option<&'a Value>,
+    content: Option<&'a Value>,
+    reasoning: Option<(&'static str, &'a Value)>,
+    tool_calls: Option<&'a Value>,
+    function_call: Option<&'a Value>,
+    tool_call_id: Option<&'a Value>,
+    name: Option<&'a Value>,
+}
+
+impl<'a> Fields<'a> {
+    fn of(m: &'a Map<String, Value>) -> Fields<'a> {
+        let mut f = Fields::default();
+        for (k, v) in m {
+            match k.as_str() {
+                "role" => f.role = Some(v),
+                "content" => f.content = Some(v),
+                "tool_calls" => f.tool_calls = Some(v),
+                "function_call" => f.function_call = Some(v),
+                "tool_call_id" => f.tool_call_id = Some(v),
+                "name" => f.name = Some(v),
+                // reasoning_content wins over reasoning, which wins over reasoning_details.
+                "reasoning_content" if !v.is_null() => f.reasoning = Some(("reasoning_content", v)),
+                "reasoning"
+                    if !v.is_null()
+                        && f.reasoning.is_none_or(|(k, _)| k == "reasoning_details") =>
+                {
+                    f.reasoning = Some(("reasoning", v))
+                }
+                "reasoning_details" if !v.is_null() && f.reasoning.is_none() => {
+                    f.reasoning = Some(("reasoning_details", v))
+                }
+                _ => {}
+            }
+        }
+        f
+    }
+}
+
 fn map_message<'a>(i: usize, m: &'a Value, chain: &mut Chain<'a>, out: &mut Vec<Violation>) {
     let ptr = Ptr::item(ROOT, i);
     let Some(m) = m.as_object() else {
@@ -73,7 +115,8 @@ fn map_message<'a>(i: usize, m: &'a Value, chain: &mut Chain<'a>, out: &mut Vec<
         chain.begin_turn(Role::Unknown, "?", ptr, 0);
         return;
     };
-    let wire_role = match m.get("role") {
+    let f = Fields::of(m);
+    let wire_role = match f.role {
         Some(Value::String(r)) => r.as_str(),
         Some(other) => {
             malformed(
@@ -104,28 +147,23 @@ fn map_message<'a>(i: usize, m: &'a Value, chain: &mut Chain<'a>, out: &mut Vec<
         "tool" | "function" => Role::Tool,
         _ => Role::Unknown,
     };
-    let size = m.get("content").map(approx_size).unwrap_or(0);
+    let size = f.content.map(approx_size).unwrap_or(0);
     chain.begin_turn(role, wire_role, ptr, size);
 
-    for key in ["reasoning_content", "reasoning", "reasoning_details"] {
-        if let Some(v) = m.get(key) {
-            if !v.is_null() {
-                chain.push(
-                    NodeKind::Reasoning {
-                        item_id: None,
-                        signed: key == "reasoning_details",
-                        encrypted: false,
-                        redacted: false,
-                        wire: key_static(key),
-                    },
-                    Ptr::field(ROOT, i, key_static(key)),
-                );
-                break;
-            }
-        }
+    if let Some((key, _)) = f.reasoning {
+        chain.push(
+            NodeKind::Reasoning {
+                item_id: None,
+                signed: key == "reasoning_details",
+                encrypted: false,
+                redacted: false,
+                wire: key,
+            },
+            Ptr::field(ROOT, i, key),
+        );
     }
 
-    match m.get("content") {
+    match f.content {
         None | Some(Value::Null) => chain.mark_empty(),
         Some(Value::String(s)) => chain.push(
             NodeKind::Text { blank: blank(s) },
@@ -183,7 +221,7 @@ fn map_message<'a>(i: usize, m: &'a Value, chain: &mut Chain<'a>, out: &mut Vec<
     }
 
     if role == Role::Assistant {
-        match m.get("tool_calls") {
+        match f.tool_calls {
             None | Some(Value::Null) => {}
             Some(Value::Array(calls)) => {
                 if calls.is_empty() {
@@ -210,7 +248,7 @@ fn map_message<'a>(i: usize, m: &'a Value, chain: &mut Chain<'a>, out: &mut Vec<
                 ),
             ),
         }
-        if let Some(fc) = m.get("function_call").and_then(Value::as_object) {
+        if let Some(fc) = f.function_call.and_then(Value::as_object) {
             chain.push(
                 NodeKind::Call {
                     call_id: None,
@@ -226,7 +264,7 @@ fn map_message<'a>(i: usize, m: &'a Value, chain: &mut Chain<'a>, out: &mut Vec<
     }
 
     if role == Role::Tool {
-        let call_id = match m.get("tool_call_id") {
+        let call_id = match f.tool_call_id {
             Some(Value::String(s)) => Some(s.as_str()),
             Some(Value::Null) | None => None,
             Some(other) => {
@@ -242,7 +280,7 @@ fn map_message<'a>(i: usize, m: &'a Value, chain: &mut Chain<'a>, out: &mut Vec<
                 None
             }
         };
-        let name = m.get("name").and_then(Value::as_str);
+        let name = f.name.and_then(Value::as_str);
         chain.push(
             NodeKind::Result {
                 call_id,
@@ -315,14 +353,6 @@ fn map_call<'a>(i: usize, j: usize, c: &'a Value, chain: &mut Chain<'a>, out: &m
         },
         cptr,
     );
-}
-
-fn key_static(key: &str) -> &'static str {
-    match key {
-        "reasoning_content" => "reasoning_content",
-        "reasoning" => "reasoning",
-        _ => "reasoning_details",
-    }
 }
 
 /// A cheap size estimate of a content value (string bytes; parts counted by their text).

@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# Run the `check` criterion bench and report check time as a ratio to a plain
+# serde_json parse of the same bytes, measured in the same run (DESIGN.md "Performance
+# budget": check <= 1.5x parse). Arguments go to criterion, e.g. a filter:
+#   bench/check-ratios.sh             # everything (~3 minutes)
+#   bench/check-ratios.sh 5MB         # only the 5 MB bodies
+# The table is printed and written to bench/results/check-ratios.md.
+set -euo pipefail
+
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+
+stamp="$(mktemp)"
+trap 'rm -f "$stamp"' EXIT
+sleep 1 # so every estimate this run writes is strictly newer than the stamp
+
+cargo bench -p mend --bench check -- "$@"
+
+target_dir="$(cargo metadata --format-version 1 --no-deps |
+  python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')"
+
+python3 - "$target_dir/criterion" "$stamp" "$root/bench/results/check-ratios.md" <<'PY'
+import json, os, platform, subprocess, sys, time
+from pathlib import Path
+
+crit, stamp, out = Path(sys.argv[1]), os.path.getmtime(sys.argv[2]), Path(sys.argv[3])
+BUDGET = 1.5
+DIALECTS = ["openai_chat", "openai_responses", "anthropic", "gemini"]
+SIZES = ["5KB", "200KB", "5MB"]
+
+def load(group, fn):
+    d = crit / group / fn / "new"
+    est = d / "estimates.json"
+    if not est.exists() or est.stat().st_mtime < stamp:
+        return None  # not measured in this run
+    e = json.loads(est.read_text())
+    b = json.loads((d / "benchmark.json").read_text())
+    return e["median"], b.get("throughput") or {}
+
+def fmt(ns):
+    for unit, scale in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)):
+        if ns >= scale:
+            return f"{ns / scale:.3g} {unit}"
+    return f"{ns:.3g} ns"
+
+rows = []
+for size in SIZES:
+    for dialect in DIALECTS:
+        group = f"{dialect}-{size}"
+        p, c = load(group, "parse"), load(group, "check")
+        if not (p and c):
+            continue
+        (pm, tp), (cm, _) = p, c
+        nbytes = tp.get("Bytes", 0)
+        pt, ct = pm["point_estimate"], cm["point_estimate"]
+        # Worst and best case of the ratio from the two medians' 95% intervals.
+        lo = cm["confidence_interval"]["lower_bound"] / pm["confidence_interval"]["upper_bound"]
+        hi = cm["confidence_interval"]["upper_bound"] / pm["confidence_interval"]["lower_bound"]
+        ratio = ct / pt
+        rows.append([dialect, size, f"{nbytes:,}", fmt(pt), f"{nbytes / pt * 1e3:.0f}",
+                     fmt(ct), f"{ratio:.2f}x", f"{lo:.2f}–{hi:.2f}",
+                     "ok" if ratio <= BUDGET else "OVER"])
+
+if not rows:
+    sys.exit("no parse/check pair was measured in this run (check the filter)")
+
+head = ["dialect", "size", "bytes", "parse (median)", "parse MB/s", "check (median)",
+        "check/parse", "95% range", f"<= {BUDGET}x"]
+table = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
+table += ["| " + " | ".join(r) + " |" for r in rows]
+
+def sh(*cmd):
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.strip()
+    except Exception:
+        return "?"
+
+cpu = "?"
+try:
+    cpu = next(l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name"))
+except Exception:
+    pass
+over = [r for r in rows if r[-1] == "OVER"]
+doc = [
+    "# check vs parse",
+    "",
+    "`mend::check(bytes)` against `serde_json::from_slice::<Value>(bytes)` on the same body,",
+    "both measured in the same `cargo bench -p mend --bench check` run (criterion medians).",
+    f"DESIGN.md budget: check <= {BUDGET}x parse. `check` includes its own parse, so the",
+    "ratio is 1 + (chain building + rules) / parse. Produced by `bench/check-ratios.sh`.",
+    "",
+    f"- date: {time.strftime('%Y-%m-%d %H:%M %Z')}",
+    f"- commit: {sh('git', 'rev-parse', '--short', 'HEAD')}"
+    + (" (dirty tree)" if sh('git', 'status', '--porcelain') not in ("", "?") else ""),
+    f"- rustc: {sh('rustc', '--version')}",
+    f"- machine: {cpu}, {os.cpu_count()} cores, {platform.system()} (shared; expect noise)",
+    "",
+    *table,
+    "",
+    f"{len(rows) - len(over)} of {len(rows)} within budget"
+    + (f"; over: {', '.join(r[0] + ' ' + r[1] for r in over)}" if over else "") + ".",
+    "",
+]
+text = "\n".join(doc)
+out.parent.mkdir(parents=True, exist_ok=True)
+out.write_text(text)
+print()
+print(text)
+print(f"written to {out}")
+PY
