@@ -105,34 +105,41 @@ const MAX_PASSES: usize = 8;
 /// Repair a body: plan edits for its violations, apply them, check again, until it is
 /// valid or nothing more can be done.
 pub fn repair(body: &Value, opts: &RepairOptions) -> Result<Repaired, Error> {
-    let mut current = body.clone();
+    // The input is borrowed until the first edit, and each pass's analysis is the verdict
+    // when it plans nothing: a valid body costs one check and one clone.
+    let mut current: Option<Value> = None;
     let mut edits = Vec::new();
-    let mut dialect_and_profile = None;
-    for _ in 0..MAX_PASSES {
-        let analysis = analyze(&current, &opts.check)?;
-        dialect_and_profile = Some((analysis.dialect, analysis.profile.name));
-        let plan = plan(&analysis, &current, opts);
+    let mut passes = 0;
+    let (dialect, provider, violations) = loop {
+        let now = current.as_ref().unwrap_or(body);
+        let analysis = analyze(now, &opts.check)?;
+        passes += 1;
+        let plan = if passes > MAX_PASSES {
+            Plan::default()
+        } else {
+            plan(&analysis, now, opts)
+        };
         if plan.is_empty() {
-            break;
+            break (analysis.dialect, analysis.profile.name, analysis.violations);
         }
-        let next = plan.apply(&current, analysis.dialect);
+        let next = plan.apply(now, analysis.dialect);
+        let stuck = &next == now;
+        let verdict = (analysis.dialect, analysis.profile.name);
+        drop(analysis);
         edits.extend(plan.edits);
-        if next == current {
-            break;
+        current = Some(next);
+        if stuck {
+            let again = analyze(current.as_ref().unwrap_or(body), &opts.check)?;
+            break (verdict.0, verdict.1, again.violations);
         }
-        current = next;
-    }
-    let final_analysis = analyze(&current, &opts.check)?;
-    let (dialect, provider) =
-        dialect_and_profile.unwrap_or((final_analysis.dialect, final_analysis.profile.name));
-    let (unrepairable, warnings) = final_analysis
-        .violations
+    };
+    let (unrepairable, warnings) = violations
         .into_iter()
         .partition(|v| v.severity == Severity::Error);
     Ok(Repaired {
         dialect,
         provider,
-        body: current,
+        body: current.unwrap_or_else(|| body.clone()),
         edits,
         unrepairable,
         warnings,
@@ -182,9 +189,9 @@ impl Plan {
 
     fn apply(&self, body: &Value, d: Dialect) -> Value {
         let key = d.history_key();
-        let mut out = body.clone();
-        let Some(items) = body.get(key).and_then(Value::as_array) else {
-            return out;
+        let (Some(obj), Some(items)) = (body.as_object(), body.get(key).and_then(Value::as_array))
+        else {
+            return body.clone();
         };
         let mut fields_by_item: HashMap<usize, Vec<&FieldEdit>> = HashMap::new();
         for f in &self.fields {
@@ -239,10 +246,20 @@ impl Plan {
                 rebuilt.extend(extra.iter().cloned());
             }
         }
-        if let Some(slot) = out.get_mut(key) {
-            *slot = Value::Array(rebuilt);
-        }
-        out
+        // Everything but the history is copied as it is, in its place.
+        let mut rebuilt = Some(Value::Array(rebuilt));
+        let out: serde_json::Map<String, Value> = obj
+            .iter()
+            .map(|(k, v)| {
+                let v = if k == key {
+                    rebuilt.take().unwrap_or_default()
+                } else {
+                    v.clone()
+                };
+                (k.clone(), v)
+            })
+            .collect();
+        Value::Object(out)
     }
 
     fn apply_subs(
@@ -299,21 +316,39 @@ impl Plan {
 /// Plan the edits for one pass.
 fn plan(a: &Analysis, body: &Value, opts: &RepairOptions) -> Plan {
     let mut p = Plan::default();
+    if !a.violations.iter().any(|v| v.severity == Severity::Error) {
+        return p;
+    }
     let d = a.dialect;
     let chain = &a.chain;
     let items = body.get(d.history_key()).and_then(Value::as_array);
-    let by_path: HashMap<String, usize> = chain
-        .nodes
-        .iter()
-        .enumerate()
-        .map(|(n, node)| (node.ptr.render(), n))
-        .collect();
-    let turn_by_path: HashMap<String, usize> = chain
-        .turns
-        .iter()
-        .enumerate()
-        .map(|(t, turn)| (turn.ptr.render(), t))
-        .collect();
+    // Findings name their node by path and their turn by index: look there first, and
+    // only scan the whole chain when that fails (pointers are rendered on demand).
+    let node_at = |v: &Violation| -> Option<usize> {
+        let hinted = v
+            .turn
+            .and_then(|t| chain.turns.get(t))
+            .map(|t| t.first..t.end);
+        let find = |r: std::ops::Range<usize>| {
+            r.into_iter()
+                .find(|&n| chain.nodes[n].ptr.render() == v.path)
+        };
+        hinted.and_then(find).or_else(|| find(0..chain.nodes.len()))
+    };
+    let turn_at = |path: &str, hint: Option<usize>| -> Option<usize> {
+        if let Some(t) = hint.filter(|&t| {
+            chain
+                .turns
+                .get(t)
+                .is_some_and(|turn| turn.ptr.render() == path)
+        }) {
+            return Some(t);
+        }
+        chain
+            .turns
+            .iter()
+            .position(|turn| turn.ptr.render() == path)
+    };
     let result_of: HashMap<usize, usize> = a.pairs.iter().copied().collect();
     let call_of: HashMap<usize, usize> = a.pairs.iter().map(|&(c, r)| (r, c)).collect();
     let mut touched: BTreeSet<usize> = BTreeSet::new();
@@ -359,7 +394,7 @@ fn plan(a: &Analysis, body: &Value, opts: &RepairOptions) -> Plan {
         if v.severity != Severity::Error {
             continue;
         }
-        let node = by_path.get(&v.path).copied();
+        let node = node_at(v);
         match (v.rule, node) {
             (Rule::ToolCallWithoutResult, Some(n)) => {
                 if !touched.insert(n) {
@@ -533,7 +568,7 @@ fn plan(a: &Analysis, body: &Value, opts: &RepairOptions) -> Plan {
                             "dropped the empty block".into(),
                         );
                     }
-                } else if let Some(&t) = turn_by_path.get(&v.path) {
+                } else if let Some(t) = turn_at(&v.path, v.turn) {
                     let turn = &chain.turns[t];
                     let Some(i) = turn.ptr.item.map(|i| i as usize) else {
                         continue;
@@ -562,21 +597,30 @@ fn plan(a: &Analysis, body: &Value, opts: &RepairOptions) -> Plan {
                 }
             }
             (Rule::ReasoningWithoutFollower, _) => {
-                if let Some(i) = item_of_path(a, &v.path, &turn_by_path) {
+                if let Some(i) = turn_at(&v.path, v.turn)
+                    .and_then(|t| chain.turns[t].ptr.item)
+                    .map(|i| i as usize)
+                {
                     if p.drop_items.insert(i) {
                         p.note(v.rule, v.path.clone(), "drop", "dropped the reasoning item, whose follower is gone (it cannot be recreated)".into());
                     }
                 }
             }
             (Rule::FollowerIdMismatch, _) => {
-                if let Some(i) = item_of_path(a, &v.path, &turn_by_path) {
+                if let Some(i) = turn_at(&v.path, v.turn)
+                    .and_then(|t| chain.turns[t].ptr.item)
+                    .map(|i| i as usize)
+                {
                     if i > 0 && p.drop_items.insert(i - 1) {
                         p.note(v.rule, Ptr::item(d.history_key(), i - 1).render(), "drop", "dropped the reasoning item, whose follower was replaced by another item".into());
                     }
                 }
             }
             (Rule::CallWithoutReasoning, _) => {
-                if let Some(i) = item_of_path(a, &v.path, &turn_by_path) {
+                if let Some(i) = turn_at(&v.path, v.turn)
+                    .and_then(|t| chain.turns[t].ptr.item)
+                    .map(|i| i as usize)
+                {
                     p.fields.push(FieldEdit {
                         item: i,
                         sub: None,
@@ -736,7 +780,10 @@ fn plan(a: &Analysis, body: &Value, opts: &RepairOptions) -> Plan {
                 }
             }
             (Rule::MissingReasoningContent, _) => {
-                if let Some(i) = item_of_path(a, &v.path, &turn_by_path) {
+                if let Some(i) = turn_at(&v.path, v.turn)
+                    .and_then(|t| chain.turns[t].ptr.item)
+                    .map(|i| i as usize)
+                {
                     p.fields.push(FieldEdit {
                         item: i,
                         sub: None,
@@ -968,11 +1015,6 @@ fn value_at(body: &Value, ptr: Ptr) -> Option<&Value> {
         v = v.get(j as usize)?;
     }
     Some(v)
-}
-
-fn item_of_path(a: &Analysis, path: &str, turn_by_path: &HashMap<String, usize>) -> Option<usize> {
-    let t = *turn_by_path.get(path)?;
-    a.chain.turns[t].ptr.item.map(|i| i as usize)
 }
 
 fn describe_call(a: &Analysis, n: usize) -> String {
