@@ -8,6 +8,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use mend::repair::{repair, RepairOptions};
 use mend::{CheckOptions, Dialect};
 use serde_json::Value;
 
@@ -52,8 +53,60 @@ fn parse_vs_check(c: &mut Criterion) {
                 b.iter(|| mend::check(black_box(&bytes), &opts).expect("the corpus checks"))
             });
             group.finish();
+
+            // check + repair on a damaged copy, against a parse of the same damaged bytes
+            // (DESIGN.md: at most 3x).
+            let damaged = damage(&bytes, dialect);
+            let ropts = RepairOptions {
+                check: opts.clone(),
+                ..RepairOptions::default()
+            };
+            let sample = mend::parse_body(&damaged).expect("damaged body is JSON");
+            let repaired = repair(&sample, &ropts).expect("repairs");
+            assert!(!repaired.edits.is_empty(), "{dialect} {}: the damage needs no repair", size.name);
+            let mut group = c.benchmark_group(format!("{dialect}-{}-damaged", size.name));
+            group.throughput(Throughput::Bytes(damaged.len() as u64));
+            match size.bytes {
+                b if b >= 1024 * 1024 => group
+                    .sample_size(20)
+                    .warm_up_time(Duration::from_secs(1))
+                    .measurement_time(Duration::from_secs(5)),
+                _ => group
+                    .sample_size(50)
+                    .warm_up_time(Duration::from_millis(500))
+                    .measurement_time(Duration::from_secs(2)),
+            };
+            group.bench_function("parse", |b| {
+                b.iter(|| serde_json::from_slice::<Value>(black_box(&damaged)).expect("JSON"))
+            });
+            group.bench_function("repair", |b| {
+                b.iter(|| {
+                    let body = mend::parse_body(black_box(&damaged)).expect("JSON");
+                    repair(&body, &ropts).expect("repairs")
+                })
+            });
+            group.finish();
         }
     }
+}
+
+/// The body with every 37th history item removed and every 53rd duplicated: orphaned
+/// results, unanswered calls, duplicates, stranded reasoning, spread through the history.
+fn damage(bytes: &[u8], dialect: Dialect) -> Vec<u8> {
+    let mut body: Value = serde_json::from_slice(bytes).expect("the corpus is JSON");
+    if let Some(items) = body.get_mut(dialect.history_key()).and_then(Value::as_array_mut) {
+        let old = std::mem::take(items);
+        for (i, item) in old.into_iter().enumerate() {
+            if i % 37 == 36 {
+                continue;
+            }
+            if i % 53 == 52 {
+                items.push(item.clone());
+            }
+            items.push(item);
+        }
+    }
+    serde_json::to_vec(&body).expect("serializes")
 }
 
 criterion_group! {
