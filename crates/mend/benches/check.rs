@@ -63,7 +63,11 @@ fn parse_vs_check(c: &mut Criterion) {
             };
             let sample = mend::parse_body(&damaged).expect("damaged body is JSON");
             let repaired = repair(&sample, &ropts).expect("repairs");
-            assert!(!repaired.edits.is_empty(), "{dialect} {}: the damage needs no repair", size.name);
+            assert!(
+                !repaired.edits.is_empty(),
+                "{dialect} {}: the damage needs no repair",
+                size.name
+            );
             let mut group = c.benchmark_group(format!("{dialect}-{}-damaged", size.name));
             group.throughput(Throughput::Bytes(damaged.len() as u64));
             match size.bytes {
@@ -94,7 +98,10 @@ fn parse_vs_check(c: &mut Criterion) {
 /// results, unanswered calls, duplicates, stranded reasoning, spread through the history.
 fn damage(bytes: &[u8], dialect: Dialect) -> Vec<u8> {
     let mut body: Value = serde_json::from_slice(bytes).expect("the corpus is JSON");
-    if let Some(items) = body.get_mut(dialect.history_key()).and_then(Value::as_array_mut) {
+    if let Some(items) = body
+        .get_mut(dialect.history_key())
+        .and_then(Value::as_array_mut)
+    {
         let old = std::mem::take(items);
         for (i, item) in old.into_iter().enumerate() {
             if i % 37 == 36 {
