@@ -164,6 +164,10 @@ struct Plan {
     drop_items: BTreeSet<usize>,
     replace_items: BTreeMap<usize, Value>,
     insert_after: BTreeMap<usize, Vec<Value>>,
+    /// New items before this history item.
+    insert_before: BTreeMap<usize, Vec<Value>>,
+    /// Items moved elsewhere (their drop is not a loss to report).
+    moved_items: BTreeSet<usize>,
     drop_subs: BTreeSet<Sub>,
     replace_subs: BTreeMap<Sub, Value>,
     /// Inserted before the element at that index (`usize::MAX`: appended).
@@ -176,6 +180,13 @@ struct Plan {
 impl Plan {
     fn is_empty(&self) -> bool {
         self.edits.is_empty()
+    }
+
+    /// Move history item `from` to just before item `to`.
+    fn move_item_before(&mut self, from: usize, to: usize, value: Value) {
+        self.drop_items.insert(from);
+        self.moved_items.insert(from);
+        self.insert_before.entry(to).or_default().push(value);
     }
 
     fn note(&mut self, rule: Rule, path: String, action: &'static str, detail: String) {
@@ -213,6 +224,9 @@ impl Plan {
         }
         let mut rebuilt = Vec::with_capacity(items.len() + 4);
         for (i, item) in items.iter().enumerate() {
+            if let Some(extra) = self.insert_before.get(&i) {
+                rebuilt.extend(extra.iter().cloned());
+            }
             if !self.drop_items.contains(&i) {
                 let mut it = self
                     .replace_items
@@ -356,6 +370,26 @@ fn plan(a: &Analysis, body: &Value, opts: &RepairOptions) -> Plan {
     // Synthesized or moved results, grouped by where they go, in call order.
     let mut placed: BTreeMap<Target, Vec<Value>> = BTreeMap::new();
     // Calls that lost their id, where the one orphan result beside them proves which it was.
+    // Results that lost their call id, where the one unanswered call before them proves
+    // which they answer.
+    for (result, id) in restorable_result_ids(a, &result_of, &call_of) {
+        let (ri, ci) = (result, id.1);
+        touched.insert(ri);
+        touched.insert(ci);
+        if let Some(edit) = id_field_edit(d, chain.nodes[ri].ptr, false, id.0) {
+            p.fields.push(edit);
+            p.note(
+                Rule::InvalidCallId,
+                chain.nodes[ri].ptr.render(),
+                "set",
+                format!(
+                    "gave the result back the id `{}` of the one unanswered call before it ({})",
+                    id.0,
+                    chain.nodes[ci].ptr.render()
+                ),
+            );
+        }
+    }
     let restored = restorable_ids(a, &call_of);
     for (&call, &(result, id)) in &restored {
         touched.insert(call);
@@ -447,6 +481,53 @@ fn plan(a: &Analysis, body: &Value, opts: &RepairOptions) -> Plan {
             }
             (Rule::ToolResultWithoutCall, Some(n)) => {
                 if !touched.insert(n) {
+                    continue;
+                }
+                let NodeKind::Result {
+                    call_id: Some(rid), ..
+                } = chain.nodes[n].kind
+                else {
+                    orphan(&mut p, a, body, n, v, opts.orphan_result);
+                    continue;
+                };
+                // It carries the call's provider item id (fc_…) instead of its call id.
+                let by_item_id = chain.nodes[..n].iter().find_map(|m| match m.kind {
+                    NodeKind::Call {
+                        item_id: Some(item),
+                        call_id: Some(cid),
+                        ..
+                    } if item == rid && cid != rid => Some(cid),
+                    _ => None,
+                });
+                if let Some(cid) = by_item_id {
+                    let ptr = chain.nodes[n].ptr;
+                    if let Some(edit) = id_field_edit(d, ptr, false, cid) {
+                        p.fields.push(edit);
+                        p.note(v.rule, v.path.clone(), "set", format!("the result named the call's item id `{rid}`; set it to the call id `{cid}`"));
+                        continue;
+                    }
+                }
+                // Its call comes later: move it to where that call's results go.
+                let later_call = (n + 1..chain.nodes.len()).find(|&m| {
+                    matches!(chain.nodes[m].kind, NodeKind::Call { call_id: Some(c), kind: CallKind::Client, .. } if c == rid)
+                        && !result_of.contains_key(&m)
+                });
+                if let (Some(c), Some(value)) = (later_call, value_at(body, chain.nodes[n].ptr)) {
+                    touched.insert(c);
+                    drop_node(&mut p, a, n);
+                    placed
+                        .entry(target_for(a, c))
+                        .or_default()
+                        .push(value.clone());
+                    p.note(
+                        v.rule,
+                        v.path.clone(),
+                        "move",
+                        format!(
+                            "moved the result after its call at {}",
+                            chain.nodes[c].ptr.render()
+                        ),
+                    );
                     continue;
                 }
                 orphan(&mut p, a, body, n, v, opts.orphan_result);
@@ -556,10 +637,33 @@ fn plan(a: &Analysis, body: &Value, opts: &RepairOptions) -> Plan {
                 }
             }
             (Rule::EmptyContent, _) => {
-                if let Some(n) = node {
-                    if matches!(chain.nodes[n].kind, NodeKind::Text { .. } | NodeKind::Empty)
-                        && touched.insert(n)
+                let block = node.filter(|&n| {
+                    matches!(chain.nodes[n].kind, NodeKind::Text { .. } | NodeKind::Empty)
+                });
+                // A Gemini part that kept only its thought signature: the signature is
+                // worth keeping, on an empty text part (as Gemini itself streams it).
+                let signed_part = block.filter(|&n| {
+                    d == Dialect::Gemini
+                        && value_at(body, chain.nodes[n].ptr).is_some_and(|part| {
+                            part.get("thoughtSignature").is_some()
+                                || part.get("thought_signature").is_some()
+                        })
+                });
+                if let Some(n) = signed_part {
+                    let ptr = chain.nodes[n].ptr;
+                    if let (Some(i), Some(k), Some(j), true) =
+                        (ptr.item, ptr.key, ptr.sub, touched.insert(n))
                     {
+                        p.fields.push(FieldEdit {
+                            item: i as usize,
+                            sub: Some((k, j as usize)),
+                            name: "text".into(),
+                            value: Some(json!("")),
+                        });
+                        p.note(v.rule, v.path.clone(), "set", "gave the signature-only part an empty text, keeping its thought signature".into());
+                    }
+                } else if let Some(n) = block {
+                    if touched.insert(n) {
                         drop_node(&mut p, a, n);
                         p.note(
                             v.rule,
@@ -601,7 +705,7 @@ fn plan(a: &Analysis, body: &Value, opts: &RepairOptions) -> Plan {
                     .and_then(|t| chain.turns[t].ptr.item)
                     .map(|i| i as usize)
                 {
-                    if p.drop_items.insert(i) {
+                    if !p.moved_items.contains(&i) && p.drop_items.insert(i) {
                         p.note(v.rule, v.path.clone(), "drop", "dropped the reasoning item, whose follower is gone (it cannot be recreated)".into());
                     }
                 }
@@ -614,13 +718,66 @@ fn plan(a: &Analysis, body: &Value, opts: &RepairOptions) -> Plan {
                     if i > 0 && p.drop_items.insert(i - 1) {
                         p.note(v.rule, Ptr::item(d.history_key(), i - 1).render(), "drop", "dropped the reasoning item, whose follower was replaced by another item".into());
                     }
+                    // An id the provider never issued (not msg_ on a message) is refused on
+                    // its own: send the message without one.
+                    let minted = items.and_then(|it| it.get(i)).is_some_and(|m| {
+                        m.get("type").and_then(Value::as_str) == Some("message")
+                            && m.get("id")
+                                .and_then(Value::as_str)
+                                .is_some_and(|id| !id.starts_with("msg_"))
+                    });
+                    if minted {
+                        p.fields.push(FieldEdit {
+                            item: i,
+                            sub: None,
+                            name: "id".into(),
+                            value: None,
+                        });
+                        p.note(
+                            v.rule,
+                            v.path.clone(),
+                            "set",
+                            "removed the message id, which the provider never issued".into(),
+                        );
+                    }
                 }
             }
             (Rule::CallWithoutReasoning, _) => {
-                if let Some(i) = turn_at(&v.path, v.turn)
-                    .and_then(|t| chain.turns[t].ptr.item)
-                    .map(|i| i as usize)
+                let Some(t) = turn_at(&v.path, v.turn) else {
+                    continue;
+                };
+                // Its reasoning sits after it in the same run: put it back in front.
+                let mut later = None;
+                for u in t + 1..chain.turns.len() {
+                    if chain.turns[u].role != Role::Assistant {
+                        break;
+                    }
+                    if matches!(
+                        chain.turn_nodes(u).first().map(|n| &n.kind),
+                        Some(NodeKind::Reasoning { .. })
+                    ) {
+                        later = Some(u);
+                        break;
+                    }
+                }
+                let items_of = |t: usize| chain.turns[t].ptr.item.map(|i| i as usize);
+                if let (Some(u), Some(i), Some(ri)) = (later, items_of(t), later.and_then(items_of))
                 {
+                    if let Some(value) = items.and_then(|it| it.get(ri)) {
+                        p.move_item_before(ri, i, value.clone());
+                        p.note(
+                            v.rule,
+                            chain.turns[u].ptr.render(),
+                            "move",
+                            format!(
+                                "moved the reasoning item back in front of its output at {}",
+                                v.path
+                            ),
+                        );
+                        continue;
+                    }
+                }
+                if let Some(i) = items_of(t) {
                     p.fields.push(FieldEdit {
                         item: i,
                         sub: None,
@@ -697,6 +854,53 @@ fn plan(a: &Analysis, body: &Value, opts: &RepairOptions) -> Plan {
                 } else {
                     "thoughtSignature"
                 };
+                // The step's signature landed on a later call of the same step: move it back.
+                let t = chain.nodes[n].turn;
+                let stray = chain.turn_nodes(t).iter().find(|m| {
+                    m.ptr != ptr && matches!(m.kind, NodeKind::Call { signed: true, .. })
+                });
+                if let Some(other) = stray {
+                    let (Some(ok), Some(oj)) = (other.ptr.key, other.ptr.sub) else {
+                        continue;
+                    };
+                    let sig = value_at(body, other.ptr)
+                        .and_then(|part| {
+                            part.get("thoughtSignature")
+                                .or_else(|| part.get("thought_signature"))
+                        })
+                        .cloned();
+                    let other_field = if value_at(body, other.ptr)
+                        .is_some_and(|part| part.get("thought_signature").is_some())
+                    {
+                        "thought_signature"
+                    } else {
+                        "thoughtSignature"
+                    };
+                    if let Some(sig) = sig {
+                        p.fields.push(FieldEdit {
+                            item: i as usize,
+                            sub: Some((ok, oj as usize)),
+                            name: other_field.into(),
+                            value: None,
+                        });
+                        p.fields.push(FieldEdit {
+                            item: i as usize,
+                            sub: Some((k, j as usize)),
+                            name: field.into(),
+                            value: Some(sig),
+                        });
+                        p.note(
+                            v.rule,
+                            v.path.clone(),
+                            "move",
+                            format!(
+                                "moved the step's thought signature back from {} to its first call",
+                                other.ptr.render()
+                            ),
+                        );
+                        continue;
+                    }
+                }
                 p.fields.push(FieldEdit {
                     item: i as usize,
                     sub: Some((k, j as usize)),
@@ -726,7 +930,20 @@ fn plan(a: &Analysis, body: &Value, opts: &RepairOptions) -> Plan {
                         )
                         && !result_of.contains_key(&k)
                     {
-                        if let Some(value) = synthesized(a, body, k) {
+                        if opts.missing_result == MissingResult::DropCall {
+                            if touched.insert(k) {
+                                drop_node(&mut p, a, k);
+                                p.note(
+                                    v.rule,
+                                    node.ptr.render(),
+                                    "drop",
+                                    format!(
+                                        "dropped {}, which was never answered",
+                                        describe_call(a, k)
+                                    ),
+                                );
+                            }
+                        } else if let Some(value) = synthesized(a, body, k) {
                             placed.entry(target_for(a, k)).or_default().push(value);
                             p.note(
                                 v.rule,
@@ -1263,4 +1480,113 @@ fn orphan(p: &mut Plan, a: &Analysis, body: &Value, n: usize, v: &Violation, pol
             );
         }
     }
+}
+
+/// The edit that sets the call id on a call (`is_call`) or result node.
+fn id_field_edit(d: Dialect, ptr: Ptr, is_call: bool, id: &str) -> Option<FieldEdit> {
+    let field = match (d, is_call) {
+        (Dialect::OpenAiChat, true) | (Dialect::Anthropic, true) | (Dialect::Gemini, _) => "id",
+        (Dialect::OpenAiChat, false) => "tool_call_id",
+        (Dialect::OpenAiResponses, _) => "call_id",
+        (Dialect::Anthropic, false) => "tool_use_id",
+    };
+    if d == Dialect::Gemini {
+        return None;
+    }
+    let item = ptr.item? as usize;
+    let sub = match (ptr.key, ptr.sub) {
+        (Some(k), Some(j)) => Some((k, j as usize)),
+        _ => None,
+    };
+    Some(FieldEdit {
+        item,
+        sub,
+        name: field.into(),
+        value: Some(json!(id)),
+    })
+}
+
+/// Results without a call id, alone where the results of exactly one unanswered call must
+/// sit: (result node) -> (that call's id, call node).
+fn restorable_result_ids<'a>(
+    a: &Analysis<'a>,
+    result_of: &HashMap<usize, usize>,
+    call_of: &HashMap<usize, usize>,
+) -> Vec<(usize, (&'a str, usize))> {
+    let chain = &a.chain;
+    let mut out = Vec::new();
+    if a.dialect == Dialect::Gemini {
+        return out;
+    }
+    let only_calls = |t: usize| {
+        let nodes = chain.turn_nodes(t);
+        !nodes.is_empty()
+            && nodes.iter().all(|n| {
+                matches!(
+                    n.kind,
+                    NodeKind::Call {
+                        kind: CallKind::Client,
+                        ..
+                    }
+                )
+            })
+    };
+    let mut t = 0;
+    while t < chain.turns.len() {
+        if !chain.turn_nodes(t).iter().any(|n| {
+            matches!(
+                n.kind,
+                NodeKind::Call {
+                    kind: CallKind::Client,
+                    ..
+                }
+            )
+        }) {
+            t += 1;
+            continue;
+        }
+        // The call run: this turn, and in Responses the sibling call items after it.
+        let mut end = t + 1;
+        while a.dialect == Dialect::OpenAiResponses && end < chain.turns.len() && only_calls(end) {
+            end += 1;
+        }
+        let unanswered: Vec<(usize, &str)> = (chain.turns[t].first..chain.turns[end - 1].end)
+            .filter(|n| !result_of.contains_key(n))
+            .filter_map(|n| match chain.nodes[n].kind {
+                NodeKind::Call {
+                    kind: CallKind::Client,
+                    call_id: Some(id),
+                    ..
+                } if !id.is_empty() => Some((n, id)),
+                _ => None,
+            })
+            .collect();
+        let mut window = Vec::new();
+        let mut u = end;
+        while u < chain.turns.len() {
+            let fits = match a.dialect {
+                Dialect::Anthropic => u == end && chain.turns[u].role == Role::User,
+                _ => chain.turns[u].role == Role::Tool,
+            };
+            if !fits {
+                break;
+            }
+            window.push(u);
+            u += 1;
+        }
+        let idless: Vec<usize> = window
+            .iter()
+            .flat_map(|&u| chain.turns[u].first..chain.turns[u].end)
+            .filter(|n| !call_of.contains_key(n))
+            .filter(|&n| {
+                matches!(chain.nodes[n].kind, NodeKind::Result { kind: CallKind::Client, call_id, name, .. }
+                    if call_id.is_none_or(str::is_empty) && name.is_none())
+            })
+            .collect();
+        if let ([(c, id)], [r]) = (&unanswered[..], &idless[..]) {
+            out.push((*r, (*id, *c)));
+        }
+        t = end;
+    }
+    out
 }
