@@ -66,6 +66,47 @@ pub(crate) fn map<'a>(
     }
 }
 
+/// The keys of an item the adapter reads, found in one pass over its entries.
+#[derive(Default, Clone, Copy)]
+struct Fields<'a> {
+    ty: Option<&'a Value>,
+    id: Option<&'a str>,
+    role: Option<&'a Value>,
+    content: Option<&'a Value>,
+    summary: Option<&'a Value>,
+    encrypted_content: Option<&'a Value>,
+    arguments: Option<&'a Value>,
+    input: Option<&'a Value>,
+    output: Option<&'a Value>,
+    call_id: Option<&'a Value>,
+    name: Option<&'a str>,
+    approval_request_id: Option<&'a str>,
+}
+
+impl<'a> Fields<'a> {
+    fn of(obj: &'a Map<String, Value>) -> Fields<'a> {
+        let mut f = Fields::default();
+        for (k, v) in obj {
+            match k.as_str() {
+                "type" => f.ty = Some(v),
+                "id" => f.id = v.as_str(),
+                "role" => f.role = Some(v),
+                "content" => f.content = Some(v),
+                "summary" => f.summary = Some(v),
+                "encrypted_content" => f.encrypted_content = Some(v),
+                "arguments" => f.arguments = Some(v),
+                "input" => f.input = Some(v),
+                "output" => f.output = Some(v),
+                "call_id" => f.call_id = Some(v),
+                "name" => f.name = v.as_str(),
+                "approval_request_id" => f.approval_request_id = v.as_str(),
+                _ => {}
+            }
+        }
+        f
+    }
+}
+
 fn map_item<'a>(i: usize, it: &'a Value, chain: &mut Chain<'a>, out: &mut Vec<Violation>) {
     let ptr = Ptr::item(ROOT, i);
     let Some(obj) = it.as_object() else {
@@ -81,7 +122,8 @@ fn map_item<'a>(i: usize, it: &'a Value, chain: &mut Chain<'a>, out: &mut Vec<Vi
         chain.begin_turn(Role::Unknown, "?", ptr, 0);
         return;
     };
-    let ty = match obj.get("type") {
+    let f = Fields::of(obj);
+    let ty = match f.ty {
         Some(Value::String(t)) => Some(t.as_str()),
         None | Some(Value::Null) => None,
         Some(other) => {
@@ -94,19 +136,18 @@ fn map_item<'a>(i: usize, it: &'a Value, chain: &mut Chain<'a>, out: &mut Vec<Vi
             None
         }
     };
-    let s = |k: &str| obj.get(k).and_then(Value::as_str);
-    let id = s("id");
+    let id = f.id;
     match ty {
-        None | Some("message") => map_message(i, obj, ty.is_some(), chain, out),
+        None | Some("message") => map_message(i, &f, ty.is_some(), chain, out),
         Some("reasoning") => {
             chain.begin_turn(
                 Role::Assistant,
                 "reasoning",
                 ptr,
-                obj.get("summary").map(approx_size).unwrap_or(0),
+                f.summary.map(approx_size).unwrap_or(0),
             );
-            let encrypted = obj
-                .get("encrypted_content")
+            let encrypted = f
+                .encrypted_content
                 .is_some_and(|v| v.as_str().is_some_and(|s| !s.is_empty()));
             chain.push(
                 NodeKind::Reasoning {
@@ -125,16 +166,13 @@ fn map_item<'a>(i: usize, it: &'a Value, chain: &mut Chain<'a>, out: &mut Vec<Vi
                     Role::Assistant,
                     wire,
                     ptr,
-                    obj.get("arguments")
-                        .or(obj.get("input"))
-                        .map(approx_size)
-                        .unwrap_or(0),
+                    f.arguments.or(f.input).map(approx_size).unwrap_or(0),
                 );
-                let call_id = call_id_of(i, obj, ptr, out);
+                let call_id = call_id_of(i, f.call_id, ptr, out);
                 chain.push(
                     NodeKind::Call {
                         call_id,
-                        name: s("name"),
+                        name: f.name,
                         item_id: id,
                         kind: CallKind::Client,
                         wire,
@@ -147,9 +185,9 @@ fn map_item<'a>(i: usize, it: &'a Value, chain: &mut Chain<'a>, out: &mut Vec<Vi
                     Role::Tool,
                     wire,
                     ptr,
-                    obj.get("output").map(approx_size).unwrap_or(0),
+                    f.output.map(approx_size).unwrap_or(0),
                 );
-                let call_id = call_id_of(i, obj, ptr, out);
+                let call_id = call_id_of(i, f.call_id, ptr, out);
                 chain.push(
                     NodeKind::Result {
                         call_id,
@@ -164,7 +202,7 @@ fn map_item<'a>(i: usize, it: &'a Value, chain: &mut Chain<'a>, out: &mut Vec<Vi
                 chain.push(
                     NodeKind::Call {
                         call_id: id,
-                        name: s("name"),
+                        name: f.name,
                         item_id: id,
                         kind: CallKind::Client,
                         wire: "mcp_approval_request",
@@ -176,7 +214,7 @@ fn map_item<'a>(i: usize, it: &'a Value, chain: &mut Chain<'a>, out: &mut Vec<Vi
                 chain.begin_turn(Role::Tool, "mcp_approval_response", ptr, 0);
                 chain.push(
                     NodeKind::Result {
-                        call_id: s("approval_request_id"),
+                        call_id: f.approval_request_id,
                         name: None,
                         kind: CallKind::Client,
                         wire: "mcp_approval_response",
@@ -210,11 +248,11 @@ fn map_item<'a>(i: usize, it: &'a Value, chain: &mut Chain<'a>, out: &mut Vec<Vi
 
 fn call_id_of<'a>(
     i: usize,
-    obj: &'a Map<String, Value>,
+    call_id: Option<&'a Value>,
     ptr: Ptr,
     out: &mut Vec<Violation>,
 ) -> Option<&'a str> {
-    match obj.get("call_id") {
+    match call_id {
         Some(Value::String(s)) => Some(s.as_str()),
         None | Some(Value::Null) => None,
         Some(other) => {
@@ -234,13 +272,13 @@ fn call_id_of<'a>(
 
 fn map_message<'a>(
     i: usize,
-    obj: &'a Map<String, Value>,
+    f: &Fields<'a>,
     typed: bool,
     chain: &mut Chain<'a>,
     out: &mut Vec<Violation>,
 ) {
     let ptr = Ptr::item(ROOT, i);
-    let wire_role = match obj.get("role") {
+    let wire_role = match f.role {
         Some(Value::String(r)) => r.as_str(),
         _ => {
             malformed(
@@ -258,17 +296,12 @@ fn map_message<'a>(
         "assistant" => Role::Assistant,
         _ => Role::Unknown,
     };
-    let size = obj.get("content").map(approx_size).unwrap_or(0);
+    let size = f.content.map(approx_size).unwrap_or(0);
     chain.begin_turn(role, if typed { "message" } else { wire_role }, ptr, size);
     if role == Role::Assistant {
-        chain.push(
-            NodeKind::Message {
-                item_id: obj.get("id").and_then(Value::as_str),
-            },
-            ptr,
-        );
+        chain.push(NodeKind::Message { item_id: f.id }, ptr);
     }
-    match obj.get("content") {
+    match f.content {
         None | Some(Value::Null) => chain.mark_empty(),
         Some(Value::String(s)) => chain.push(
             NodeKind::Text { blank: blank(s) },
