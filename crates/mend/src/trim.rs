@@ -4,11 +4,14 @@
 //! do the last `keep_last` units, even over budget (the report says so). A unit is a
 //! group of calls with their results and reasoning, or a plain turn (see
 //! [`groups`](crate::groups)), so trimming never orphans a result or strands a reasoning
-//! item; after the cut, the kept history starts at a user turn, because a history that
-//! starts with an assistant turn is rejected by several providers.
+//! item; for Anthropic and Gemini the kept history starts at a user turn (or right after
+//! a pinned user turn), because both reject a history that starts with the assistant;
+//! OpenAI's APIs accept an assistant turn right after the instructions.
 //!
 //! Token counts use the model's real tokenizer where one is public (`o200k_base` for
 //! GPT-4o, GPT-4.1, GPT-5 and the o-series; `cl100k_base` for GPT-4 and GPT-3.5), offline,
+//! through `bpe-openai` (the same vocabularies as tiktoken, counted without building the
+//! token list; counts equal tiktoken's, a test pins a few),
 //! and else a declared estimate: one token per four characters of text, which is the rule
 //! of thumb Anthropic and Google publish for English. Each history item is counted once.
 
@@ -71,12 +74,8 @@ impl Counter {
     /// Tokens in a text.
     pub fn count(self, text: &str) -> usize {
         match self {
-            Counter::O200kBase => tiktoken_rs::o200k_base_singleton()
-                .encode_ordinary(text)
-                .len(),
-            Counter::Cl100kBase => tiktoken_rs::cl100k_base_singleton()
-                .encode_ordinary(text)
-                .len(),
+            Counter::O200kBase => bpe_openai::o200k_base().count(text),
+            Counter::Cl100kBase => bpe_openai::cl100k_base().count(text),
             Counter::EstimateCharsOver4 => text.chars().count().div_ceil(4),
         }
     }
@@ -125,10 +124,35 @@ impl TokenCache {
     }
 }
 
+/// A structural hash of a JSON value (no serialization): keys, strings, numbers and the
+/// shape all count, so two items hash equal only when they are equal JSON (in key order).
 fn hash_value(v: &Value) -> u64 {
     use std::hash::{Hash, Hasher};
+    fn feed(v: &Value, h: &mut std::collections::hash_map::DefaultHasher) {
+        match v {
+            Value::Null => 0u8.hash(h),
+            Value::Bool(b) => (1u8, *b).hash(h),
+            Value::Number(n) => {
+                2u8.hash(h);
+                n.as_f64().map(f64::to_bits).hash(h);
+                n.as_i64().hash(h);
+            }
+            Value::String(s) => (3u8, s).hash(h),
+            Value::Array(a) => {
+                (4u8, a.len()).hash(h);
+                a.iter().for_each(|x| feed(x, h));
+            }
+            Value::Object(o) => {
+                (5u8, o.len()).hash(h);
+                for (k, x) in o {
+                    k.hash(h);
+                    feed(x, h);
+                }
+            }
+        }
+    }
     let mut h = std::collections::hash_map::DefaultHasher::new();
-    v.to_string().hash(&mut h);
+    feed(v, &mut h);
     h.finish()
 }
 
@@ -225,20 +249,34 @@ pub fn trim_with_cache(
     }
     // Keep the history starting at a user turn: drop on to the next one, or, when the kept
     // units begin with an assistant turn, keep back to the user turn before them.
+    // Prefer a cut that starts the kept history at a user turn (whole exchanges go). When
+    // none is left to drop to (an agent loop under one request), OpenAI's APIs take an
+    // assistant turn right after the instructions, and so does any dialect when the user
+    // request is pinned in the prefix; otherwise keep back to the last user turn.
+    let prefix_ends_with_user =
+        groups.prefix.end > 0 && chain.turns[groups.prefix.end - 1].role == Role::User;
+    let assistant_may_lead =
+        matches!(dialect, Dialect::OpenAiChat | Dialect::OpenAiResponses) || prefix_ends_with_user;
     let starts_with_user = |cut: usize| {
         groups
             .units
             .get(cut)
             .is_none_or(|u| chain.turns[u.turns.start].role == Role::User)
     };
-    if cut > 0 {
-        while cut < droppable && !starts_with_user(cut) {
-            total -= unit_tokens[cut];
-            cut += 1;
-        }
-        while cut > 0 && !starts_with_user(cut) {
-            cut -= 1;
-            total += unit_tokens[cut];
+    if cut > 0 && !starts_with_user(cut) {
+        let next_user = (cut..droppable).find(|&c| starts_with_user(c));
+        match next_user {
+            Some(c) => {
+                total -= unit_tokens[cut..c].iter().sum::<usize>();
+                cut = c;
+            }
+            None if assistant_may_lead => {}
+            None => {
+                while cut > 0 && !starts_with_user(cut) {
+                    cut -= 1;
+                    total += unit_tokens[cut];
+                }
+            }
         }
     }
 
@@ -362,6 +400,101 @@ mod tests {
         let msgs = t.body["messages"].as_array().unwrap();
         assert!(msgs.len() > 1);
         assert!(t.violations.is_empty());
+    }
+
+    /// One request, then a long agent loop: there is no user turn to cut at.
+    fn agent_loop(dialect: Dialect) -> Value {
+        let read = |k: usize| {
+            (0..40)
+                .map(|i| format!("line {k} {i} of the file"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        let mut items = Vec::new();
+        match dialect {
+            Dialect::OpenAiChat => {
+                items.push(json!({"role": "system", "content": "You are a coding agent."}));
+                items.push(json!({"role": "user", "content": "Fix the failing test."}));
+                for k in 0..10 {
+                    items.push(json!({"role": "assistant", "content": null, "tool_calls": [{"id": format!("call_{k}"), "type": "function", "function": {"name": "read_file", "arguments": "{}"}}]}));
+                    items.push(json!({"role": "tool", "tool_call_id": format!("call_{k}"), "content": read(k)}));
+                }
+                json!({"model": "gpt-4o", "messages": items})
+            }
+            _ => {
+                items.push(json!({"role": "user", "content": "Fix the failing test."}));
+                for k in 0..10 {
+                    items.push(json!({"role": "assistant", "content": [{"type": "tool_use", "id": format!("toolu_{k}"), "name": "read_file", "input": {}}]}));
+                    items.push(json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": format!("toolu_{k}"), "content": read(k)}]}));
+                }
+                json!({"model": "claude-sonnet-4-5", "max_tokens": 1024, "messages": items})
+            }
+        }
+    }
+
+    #[test]
+    fn agent_loops_are_trimmed_by_groups() {
+        // OpenAI: the kept loop may start with a call group right after the instructions.
+        let chat = trim(
+            &agent_loop(Dialect::OpenAiChat),
+            &TrimOptions {
+                budget: 800,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert!(
+            !chat.dropped.is_empty() && !chat.over_budget,
+            "{:?}",
+            chat.dropped
+        );
+        assert!(chat.violations.is_empty(), "{:?}", chat.violations);
+        // Anthropic wants a user turn first: pinning the request makes room to cut.
+        let body = agent_loop(Dialect::Anthropic);
+        let unpinned = trim(
+            &body,
+            &TrimOptions {
+                budget: 800,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert!(unpinned.dropped.is_empty() && unpinned.over_budget);
+        let pinned = trim(
+            &body,
+            &TrimOptions {
+                budget: 800,
+                protect: 1,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert!(
+            !pinned.dropped.is_empty() && !pinned.over_budget,
+            "{:?}",
+            pinned.dropped
+        );
+        assert!(pinned.violations.is_empty(), "{:?}", pinned.violations);
+        assert_eq!(
+            pinned.body["messages"][0]["content"],
+            "Fix the failing test."
+        );
+    }
+
+    #[test]
+    fn counts_match_tiktoken_on_known_strings() {
+        // Counts from tiktoken 0.14 (Python) with the same vocabularies.
+        assert_eq!(Counter::O200kBase.count("hello world"), 2);
+        assert_eq!(Counter::Cl100kBase.count("hello world"), 2);
+        assert_eq!(
+            Counter::O200kBase.count("The weather in Paris is sunny today."),
+            8
+        );
+        assert_eq!(
+            Counter::Cl100kBase.count("The weather in Paris is sunny today."),
+            8
+        );
+        assert_eq!(Counter::O200kBase.count(""), 0);
     }
 
     #[test]

@@ -1,0 +1,263 @@
+//! Trim benchmark driver, used by `bench/trim-vs-langchain.sh`.
+//!
+//! ```text
+//! cargo run --release -p mend --example trim_bench -- [--reps N] [--keep-last K]
+//!     [--protect P] [--bodies-out FILE] corpus.jsonl
+//! cargo run --release -p mend --example trim_bench -- check bodies.jsonl
+//! ```
+//!
+//! Trim mode reads the corpus written by `bench/trim_corpus.py` (one
+//! `{"id", "kind", "budget", "body"}` per line), trims each body with `mend::trim::trim`
+//! (the body's model, gpt-4o, picks o200k_base), timed in-process: the median of `--reps`
+//! runs (default 15) after a warm-up pass over the whole corpus, so the tokenizer
+//! singleton is loaded before anything is timed. It also times `trim_with_cache` with a
+//! warm cache (the gateway case: the same conversation trimmed again). The output of each
+//! trim is judged with `mend::check_value`. One JSON line per conversation on stdout.
+//!
+//! Check mode reads a JSONL of bodies (or of `{"id", "body"}` records) and prints one JSON
+//! line per body: id, valid, and the rule ids and paths of its error-severity findings.
+
+use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::time::Instant;
+
+use mend::trim::{trim, trim_with_cache, TokenCache, TrimOptions};
+use mend::{CheckOptions, Dialect, Severity};
+use serde_json::{json, Value};
+
+type Res<T> = Result<T, Box<dyn std::error::Error>>;
+
+struct Args {
+    check: bool,
+    reps: usize,
+    keep_last: usize,
+    protect: usize,
+    bodies_out: Option<String>,
+    input: String,
+}
+
+fn usage() -> String {
+    "usage: trim_bench [--reps N] [--keep-last K] [--protect P] [--bodies-out FILE] corpus.jsonl\n       \
+     trim_bench check bodies.jsonl"
+        .to_string()
+}
+
+fn parse_args() -> Res<Args> {
+    let mut args = Args {
+        check: false,
+        reps: 15,
+        keep_last: 1,
+        protect: 0,
+        bodies_out: None,
+        input: String::new(),
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "check" if args.input.is_empty() && !args.check => args.check = true,
+            "--reps" => args.reps = it.next().ok_or_else(usage)?.parse()?,
+            "--keep-last" => args.keep_last = it.next().ok_or_else(usage)?.parse()?,
+            "--protect" => args.protect = it.next().ok_or_else(usage)?.parse()?,
+            "--bodies-out" => args.bodies_out = Some(it.next().ok_or_else(usage)?),
+            "-h" | "--help" => return Err(usage().into()),
+            _ if args.input.is_empty() && !a.starts_with('-') => args.input = a,
+            _ => return Err(format!("unexpected argument '{a}'\n{}", usage()).into()),
+        }
+    }
+    if args.input.is_empty() {
+        return Err(usage().into());
+    }
+    args.reps = args.reps.max(1);
+    Ok(args)
+}
+
+fn read_jsonl(path: &str) -> Res<Vec<Value>> {
+    let f = std::fs::File::open(path).map_err(|e| format!("{path}: {e}"))?;
+    let mut out = Vec::new();
+    for (n, line) in BufReader::new(f).lines().enumerate() {
+        let line = line?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let v: Value = serde_json::from_str(&line).map_err(|e| format!("{path}:{}: {e}", n + 1))?;
+        out.push(v);
+    }
+    Ok(out)
+}
+
+/// OpenAI chat, judged with the `openai` profile (the provider the corpus targets).
+fn chat_opts() -> CheckOptions {
+    CheckOptions {
+        dialect: Some(Dialect::OpenAiChat),
+        provider: Some("openai".into()),
+        ..Default::default()
+    }
+}
+
+/// Error-severity findings of a body: (valid, rule ids, paths).
+fn judge(body: &Value, opts: &CheckOptions) -> Res<(bool, Vec<&'static str>, Vec<String>)> {
+    let report = mend::check_value(body, opts)?;
+    let errors: Vec<_> = report
+        .violations
+        .iter()
+        .filter(|v| v.severity == Severity::Error)
+        .collect();
+    Ok((
+        errors.is_empty(),
+        errors.iter().map(|v| v.rule.id()).collect(),
+        errors.iter().map(|v| v.path.clone()).collect(),
+    ))
+}
+
+fn median(xs: &mut [f64]) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    let n = xs.len();
+    if n == 0 {
+        0.0
+    } else if n % 2 == 1 {
+        xs[n / 2]
+    } else {
+        (xs[n / 2 - 1] + xs[n / 2]) / 2.0
+    }
+}
+
+fn run_check(args: &Args) -> Res<()> {
+    let opts = chat_opts();
+    let out = std::io::stdout();
+    let mut out = BufWriter::new(out.lock());
+    for (i, rec) in read_jsonl(&args.input)?.iter().enumerate() {
+        let (id, body) = match rec.get("body") {
+            Some(b) => (rec.get("id").cloned().unwrap_or(json!(i)), b),
+            None => (json!(i), rec),
+        };
+        let line = match judge(body, &opts) {
+            Ok((valid, rules, paths)) => {
+                json!({"id": id, "valid": valid, "rules": rules, "paths": paths})
+            }
+            Err(e) => json!({"id": id, "valid": false, "rules": ["error"], "error": e.to_string()}),
+        };
+        writeln!(out, "{line}")?;
+    }
+    out.flush()?;
+    Ok(())
+}
+
+fn run_trim(args: &Args) -> Res<()> {
+    let corpus = read_jsonl(&args.input)?;
+    let opts_for = |budget: usize| TrimOptions {
+        check: chat_opts(),
+        budget,
+        keep_last: args.keep_last,
+        protect: args.protect,
+    };
+    let budget_of = |rec: &Value| -> Res<usize> {
+        let b = rec
+            .get("budget")
+            .and_then(Value::as_u64)
+            .ok_or("a corpus record has no integer `budget`")?;
+        Ok(usize::try_from(b)?)
+    };
+
+    // Warm-up: load the tokenizer singleton and fault in the code paths.
+    for rec in &corpus {
+        let body = rec.get("body").ok_or("a corpus record has no `body`")?;
+        std::hint::black_box(trim(body, &opts_for(budget_of(rec)?))?);
+    }
+
+    let out = std::io::stdout();
+    let mut out = BufWriter::new(out.lock());
+    let mut bodies_out = match &args.bodies_out {
+        Some(p) => Some(BufWriter::new(
+            std::fs::File::create(p).map_err(|e| format!("{p}: {e}"))?,
+        )),
+        None => None,
+    };
+    let mut mismatched_counts = 0usize;
+    for rec in &corpus {
+        let body = rec.get("body").ok_or("a corpus record has no `body`")?;
+        let id = rec.get("id").cloned().unwrap_or(Value::Null);
+        let opts = opts_for(budget_of(rec)?);
+
+        let mut times = Vec::with_capacity(args.reps);
+        let mut last = None;
+        for _ in 0..args.reps {
+            let t0 = Instant::now();
+            let t = trim(std::hint::black_box(body), &opts)?;
+            times.push(t0.elapsed().as_secs_f64() * 1e6);
+            last = Some(t);
+        }
+        let t = last.ok_or("no repetition ran")?;
+
+        let mut cache = TokenCache::default();
+        trim_with_cache(body, &opts, &mut cache)?;
+        let mut cached = Vec::with_capacity(args.reps);
+        for _ in 0..args.reps {
+            let t0 = Instant::now();
+            std::hint::black_box(trim_with_cache(
+                std::hint::black_box(body),
+                &opts,
+                &mut cache,
+            )?);
+            cached.push(t0.elapsed().as_secs_f64() * 1e6);
+        }
+
+        let (valid, rules, paths) = judge(&t.body, &opts.check)?;
+        let input = body
+            .get("messages")
+            .and_then(Value::as_array)
+            .ok_or("a body has no `messages` array")?;
+        let kept = t
+            .body
+            .get("messages")
+            .and_then(Value::as_array)
+            .ok_or("the trimmed body has no `messages` array")?;
+        let has_user = kept.iter().any(|m| m.get("role") == Some(&json!("user")));
+        let last_kept = kept.last() == input.last();
+        if let Some(expected) = rec.get("tokens").and_then(Value::as_u64) {
+            if usize::try_from(expected).ok() != Some(t.tokens_before) {
+                mismatched_counts += 1;
+            }
+        }
+        let line = json!({
+            "id": id,
+            "kind": rec.get("kind"),
+            "micros": median(&mut times),
+            "micros_cached": median(&mut cached),
+            "budget": opts.budget,
+            "tokens_before": t.tokens_before,
+            "tokens_after": t.tokens_after,
+            "over_budget": t.over_budget,
+            "messages_before": input.len(),
+            "messages_kept": kept.len(),
+            "units_dropped": t.dropped.len(),
+            "has_user": has_user,
+            "last_kept": last_kept,
+            "valid": valid && t.violations.is_empty(),
+            "rules": rules,
+            "paths": paths,
+            "counter": t.counter.name(),
+        });
+        writeln!(out, "{line}")?;
+        if let Some(w) = bodies_out.as_mut() {
+            writeln!(w, "{}", json!({"id": id, "body": t.body}))?;
+        }
+    }
+    out.flush()?;
+    if let Some(mut w) = bodies_out {
+        w.flush()?;
+    }
+    if mismatched_counts > 0 {
+        eprintln!(
+            "trim_bench: {mismatched_counts} conversation(s) where mend's tokens_before differs \
+             from the corpus' `tokens`"
+        );
+    }
+    Ok(())
+}
+
+fn main() {
+    let result = parse_args().and_then(|a| if a.check { run_check(&a) } else { run_trim(&a) });
+    if let Err(e) = result {
+        eprintln!("trim_bench: {e}");
+        std::process::exit(2);
+    }
+}
