@@ -424,8 +424,34 @@ fn plan(a: &Analysis, body: &Value, opts: &RepairOptions) -> Plan {
         );
     }
 
+    // A misplaced result can make its neighbours look broken (a reasoning item followed
+    // by the wrong item, a call with no reasoning before it). When a pass moves results,
+    // it leaves the reasoning rules to the next pass, which sees the history put back.
+    let moves_results = a.violations.iter().any(|v| {
+        v.severity == Severity::Error
+            && match v.rule {
+                Rule::ToolResultNotAdjacent => true,
+                Rule::ToolResultWithoutCall => node_at(v).is_some_and(|n| match chain.nodes[n].kind {
+                    NodeKind::Result { call_id: Some(rid), .. } => chain.nodes[n + 1..]
+                        .iter()
+                        .any(|m| matches!(m.kind, NodeKind::Call { call_id: Some(c), kind: CallKind::Client, .. } if c == rid)),
+                    _ => false,
+                }),
+                _ => false,
+            }
+    });
     for v in &a.violations {
         if v.severity != Severity::Error {
+            continue;
+        }
+        if moves_results
+            && matches!(
+                v.rule,
+                Rule::ReasoningWithoutFollower
+                    | Rule::FollowerIdMismatch
+                    | Rule::CallWithoutReasoning
+            )
+        {
             continue;
         }
         let node = node_at(v);
@@ -756,7 +782,19 @@ fn plan(a: &Analysis, body: &Value, opts: &RepairOptions) -> Plan {
                         chain.turn_nodes(u).first().map(|n| &n.kind),
                         Some(NodeKind::Reasoning { .. })
                     ) {
-                        later = Some(u);
+                        // Only a reasoning item that lost its place: one followed by an
+                        // output of its own is where it belongs.
+                        let stranded = chain
+                            .turns
+                            .get(u + 1)
+                            .is_none_or(|n| n.role != Role::Assistant)
+                            || matches!(
+                                chain.turn_nodes(u + 1).first().map(|n| &n.kind),
+                                Some(NodeKind::Reasoning { .. })
+                            );
+                        if stranded {
+                            later = Some(u);
+                        }
                         break;
                     }
                 }

@@ -4,7 +4,7 @@
 //! - a generated conversation checks valid, and repair returns it unchanged;
 //! - after damage, repair leaves only violations of rules that cannot be repaired without
 //!   guessing (and names them);
-//! - repair is idempotent;
+//! - repair is idempotent, and local: items far from every finding come through unchanged;
 //! - trim never returns an invalid history from a valid one.
 
 use mend::repair::{repair, RepairOptions};
@@ -300,6 +300,45 @@ proptest! {
         // The verdict matches a fresh check of the output.
         let recheck = mend::check_value(&r.body, &opts(d).check).unwrap();
         prop_assert_eq!(recheck.valid(), r.valid());
+        // Local: every item of an atomic unit that no finding touches (nor a neighbour
+        // unit, where moved results land) comes through unchanged and in order.
+        let opts_check = opts(d).check;
+        let analysis = mend::analyze(&body, &opts_check).unwrap();
+        let key = format!("/{}/", d.history_key());
+        let named: Vec<usize> = analysis
+            .violations
+            .iter()
+            .flat_map(|v| {
+                let text = format!("{} {}", v.path, v.message);
+                text.match_indices(&key)
+                    .filter_map(|(at, _)| {
+                        let digits: String = text[at + key.len()..].chars().take_while(char::is_ascii_digit).collect();
+                        digits.parse().ok()
+                    })
+                    .collect::<Vec<usize>>()
+            })
+            .collect();
+        let groups = analysis.groups(0);
+        let unit_of_item = |i: usize| {
+            groups.units.iter().position(|u| {
+                u.turns.clone().any(|t| analysis.chain.turns[t].ptr.item == Some(i as u32))
+            })
+        };
+        let touched_units: Vec<usize> = named.iter().filter_map(|&i| unit_of_item(i)).collect();
+        if let (Some(inp), Some(outp)) = (body[d.history_key()].as_array(), r.body[d.history_key()].as_array()) {
+            let far: Vec<&Value> = inp
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| {
+                    unit_of_item(*i).is_some_and(|u| touched_units.iter().all(|&t| t.abs_diff(u) > 1))
+                })
+                .map(|(_, v)| v)
+                .collect();
+            let mut rest = outp.iter();
+            for item in far {
+                prop_assert!(rest.any(|o| o == item), "an item of a unit no finding touches was changed or lost: {}\nfindings at {:?}\nedits {:?}\ninput {}\noutput {}", item, named, r.edits, body, r.body);
+            }
+        }
         // Idempotent.
         let again = repair(&r.body, &opts(d)).unwrap();
         prop_assert!(again.edits.is_empty(), "second repair made edits: {:?}\n{}", again.edits, r.body);
