@@ -53,7 +53,13 @@ mkdir -p "$CACHE"
 CARGO_HOME="${CARGO_HOME:-$HOME/.cargo}"
 assets="$(ls -d "$CARGO_HOME"/registry/src/*/tiktoken-rs-*/assets 2>/dev/null | sort -V | tail -n 1 || true)"
 if [[ -z "$assets" ]]; then
-  cargo fetch --quiet  # the crate is a dependency of mend: fetch it from crates.io
+  # mend counts with bpe-openai; the tiktoken-rs crate only ships the BPE files Python's
+  # tiktoken needs offline. Fetch it from crates.io through a throwaway manifest.
+  fetch_dir="$(mktemp -d)"
+  mkdir -p "$fetch_dir/src" && echo 'fn main() {}' > "$fetch_dir/src/main.rs"
+  printf '[package]\nname = "fetch-bpe-files"\nversion = "0.0.0"\nedition = "2021"\n[dependencies]\ntiktoken-rs = "=0.12.1"\n' > "$fetch_dir/Cargo.toml"
+  (cd "$fetch_dir" && cargo fetch --quiet)
+  rm -rf "$fetch_dir"
   assets="$(ls -d "$CARGO_HOME"/registry/src/*/tiktoken-rs-*/assets | sort -V | tail -n 1)"
 fi
 "$PY" - "$assets" "$CACHE" <<'EOF'
@@ -128,7 +134,8 @@ meta.update({
     "seed": "$SEED", "reps": "mend $REPS / LangChain $LC_REPS", "keep_last": "$KEEP_LAST",
     "mend": "$(cargo metadata --no-deps --format-version 1 2>/dev/null | "$PY" -c 'import json,sys; print(next(p["version"] for p in json.load(sys.stdin)["packages"] if p["name"]=="mend"))' 2>/dev/null || echo '?') ($(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')$(git -C "$ROOT" diff --quiet 2>/dev/null || echo ', uncommitted changes'))",
     "rustc": "$(rustc --version 2>/dev/null | cut -d' ' -f2-)",
-    "tiktoken-rs": "${tiktoken_rs#tiktoken-rs-}",
+    "mend tokenizer": "bpe-openai $(cargo metadata --format-version 1 2>/dev/null | "$PY" -c 'import json,sys; print(next(p["version"] for p in json.load(sys.stdin)["packages"] if p["name"]=="bpe-openai"))' 2>/dev/null || echo '?')",
+    "BPE files for Python tiktoken": "from the tiktoken-rs ${tiktoken_rs#tiktoken-rs-} crate",
     "machine": next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")),
                     platform.machine()) if os.path.exists("/proc/cpuinfo") else platform.machine(),
     "cpus": os.cpu_count(),

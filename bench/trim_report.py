@@ -160,7 +160,7 @@ def main() -> int:
     w("- Machine: %s, %s CPU(s), load average %s before and %s after.\n" % (
         meta.get("machine"), meta.get("cpus"), meta.get("load_before"), meta.get("load_after")))
     w("## Versions\n")
-    for k in ("mend", "rustc", "tiktoken-rs", "python", "langchain-core", "tiktoken"):
+    for k in ("mend", "rustc", "mend tokenizer", "BPE files for Python tiktoken", "python", "langchain-core", "tiktoken"):
         if meta.get(k):
             w("- %s %s" % (k, meta[k]))
     w("")

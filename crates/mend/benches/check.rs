@@ -94,8 +94,8 @@ fn parse_vs_check(c: &mut Criterion) {
     }
 }
 
-/// The body with every 37th history item removed and every 53rd duplicated (every 4th and
-/// 6th in a small body): orphaned
+/// The body with every 37th history item removed and every 53rd duplicated (in a short
+/// history, the second item removed and the last doubled): orphaned
 /// results, unanswered calls, duplicates, stranded reasoning, spread through the history.
 fn damage(bytes: &[u8], dialect: Dialect) -> Vec<u8> {
     let mut body: Value = serde_json::from_slice(bytes).expect("the corpus is JSON");
@@ -103,14 +103,20 @@ fn damage(bytes: &[u8], dialect: Dialect) -> Vec<u8> {
         .get_mut(dialect.history_key())
         .and_then(Value::as_array_mut)
     {
-        // Every 37th item (every 4th of a small body) goes, every 53rd (or 6th) is doubled.
-        let (drop, dup) = if items.len() > 100 { (37, 53) } else { (4, 6) };
+        // Every 37th item goes and every 53rd is doubled; a short history loses its second
+        // item (the first call turn) and doubles its last.
+        let n = items.len();
+        let (drop, dup): (Vec<usize>, Vec<usize>) = if n > 100 {
+            ((36..n).step_by(37).collect(), (52..n).step_by(53).collect())
+        } else {
+            (vec![1], vec![n.saturating_sub(1)])
+        };
         let old = std::mem::take(items);
         for (i, item) in old.into_iter().enumerate() {
-            if i % drop == drop - 1 {
+            if drop.contains(&i) {
                 continue;
             }
-            if i % dup == dup - 1 {
+            if dup.contains(&i) {
                 items.push(item.clone());
             }
             items.push(item);

@@ -263,6 +263,7 @@ pub fn trim_with_cache(
             .get(cut)
             .is_none_or(|u| chain.turns[u.turns.start].role == Role::User)
     };
+    let mut kept_request = None;
     if cut > 0 && !starts_with_user(cut) {
         let next_user = (cut..droppable).find(|&c| starts_with_user(c));
         match next_user {
@@ -270,7 +271,21 @@ pub fn trim_with_cache(
                 total -= unit_tokens[cut..c].iter().sum::<usize>();
                 cut = c;
             }
-            None if assistant_may_lead => {}
+            None if assistant_may_lead => {
+                // Cutting inside one request's agent loop: keep that request (the last user
+                // turn before the cut) so the model still knows its task, paid for by
+                // dropping more of the oldest calls.
+                kept_request = (0..cut)
+                    .rev()
+                    .find(|&u| starts_with_user(u) && !groups.units[u].is_group());
+                if let Some(u) = kept_request {
+                    total += unit_tokens[u];
+                    while total > opts.budget && cut < droppable {
+                        total -= unit_tokens[cut];
+                        cut += 1;
+                    }
+                }
+            }
             None => {
                 while cut > 0 && !starts_with_user(cut) {
                     cut -= 1;
@@ -283,6 +298,9 @@ pub fn trim_with_cache(
     let mut dropped = Vec::new();
     let mut drop_items = BTreeSet::new();
     for (u, unit) in groups.units[..cut].iter().enumerate() {
+        if Some(u) == kept_request {
+            continue;
+        }
         let mut paths = Vec::new();
         for t in unit.turns.clone() {
             paths.push(chain.turns[t].ptr.render());
@@ -449,6 +467,9 @@ mod tests {
             chat.dropped
         );
         assert!(chat.violations.is_empty(), "{:?}", chat.violations);
+        // ... and keeps the request that started the loop.
+        assert_eq!(chat.body["messages"][1]["content"], "Fix the failing test.");
+        assert_eq!(chat.body["messages"][2]["role"], "assistant");
         // Anthropic wants a user turn first: pinning the request makes room to cut.
         let body = agent_loop(Dialect::Anthropic);
         let unpinned = trim(
