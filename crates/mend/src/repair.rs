@@ -338,16 +338,31 @@ fn plan(a: &Analysis, body: &Value, opts: &RepairOptions) -> Plan {
     let items = body.get(d.history_key()).and_then(Value::as_array);
     // Findings name their node by path and their turn by index: look there first, and
     // only scan the whole chain when that fails (pointers are rendered on demand).
+    // Pointer-to-index maps, built at most once a pass and only when a finding's turn does
+    // not already hold what it names.
+    let node_paths: std::cell::OnceCell<HashMap<String, usize>> = std::cell::OnceCell::new();
+    let turn_paths: std::cell::OnceCell<HashMap<String, usize>> = std::cell::OnceCell::new();
     let node_at = |v: &Violation| -> Option<usize> {
-        let hinted = v
-            .turn
-            .and_then(|t| chain.turns.get(t))
-            .map(|t| t.first..t.end);
-        let find = |r: std::ops::Range<usize>| {
-            r.into_iter()
-                .find(|&n| chain.nodes[n].ptr.render() == v.path)
-        };
-        hinted.and_then(find).or_else(|| find(0..chain.nodes.len()))
+        if let Some(t) = v.turn.and_then(|t| chain.turns.get(t)) {
+            if let Some(n) = (t.first..t.end).find(|&n| chain.nodes[n].ptr.render() == v.path) {
+                return Some(n);
+            }
+            if t.ptr.render() == v.path {
+                // A finding about the turn itself may name no node.
+                return None;
+            }
+        }
+        node_paths
+            .get_or_init(|| {
+                chain
+                    .nodes
+                    .iter()
+                    .enumerate()
+                    .map(|(n, node)| (node.ptr.render(), n))
+                    .collect()
+            })
+            .get(&v.path)
+            .copied()
     };
     let turn_at = |path: &str, hint: Option<usize>| -> Option<usize> {
         if let Some(t) = hint.filter(|&t| {
@@ -358,10 +373,17 @@ fn plan(a: &Analysis, body: &Value, opts: &RepairOptions) -> Plan {
         }) {
             return Some(t);
         }
-        chain
-            .turns
-            .iter()
-            .position(|turn| turn.ptr.render() == path)
+        turn_paths
+            .get_or_init(|| {
+                chain
+                    .turns
+                    .iter()
+                    .enumerate()
+                    .map(|(t, turn)| (turn.ptr.render(), t))
+                    .collect()
+            })
+            .get(path)
+            .copied()
     };
     let result_of: HashMap<usize, usize> = a.pairs.iter().copied().collect();
     let call_of: HashMap<usize, usize> = a.pairs.iter().map(|&(c, r)| (r, c)).collect();
