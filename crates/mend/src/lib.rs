@@ -23,6 +23,7 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod canonical;
 pub mod chain;
 pub mod dialect;
 pub mod groups;

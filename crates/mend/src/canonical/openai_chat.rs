@@ -1,0 +1,539 @@
+//! OpenAI chat completions `messages[]` <-> canonical.
+//!
+//! One wire message is one [`Message`]; its parts are, in order: reasoning
+//! (`reasoning_content`, `reasoning`, `reasoning_details[]`), content (a bare string or
+//! text / `image_url` / `file` parts; others opaque), `tool_calls[]`, the legacy
+//! `function_call`, and for a `tool` (or legacy `function`) message one tool result.
+//!
+//! Forms: [`Form::String`] (content was a string), [`Form::ReasoningContent`],
+//! [`Form::ReasoningString`], [`Form::ReasoningDetails`] (which key held the reasoning),
+//! [`Form::LegacyFunction`] (`function_call` / `function` role), [`Form::ToolCalls`] (an
+//! opaque `tool_calls` entry), [`Form::Verbatim`] (a message that is not an object with a
+//! string `role`). Keys that hold nothing (`null`, `[]`) stay in `extra`.
+
+use serde_json::{Map, Value};
+
+use super::{
+    data_url, rest, split_data_url, with_history, Conversation, Form, Media, Message, Opaque, Part,
+    Reasoning, Role, Text, ToolCall, ToolContent, ToolResult, WriteError, Writer,
+};
+
+pub(crate) fn read_request(obj: &Map<String, Value>) -> Conversation {
+    let mut conv = Conversation::default();
+    let mut has_history = false;
+    for (k, v) in obj {
+        if let ("messages", Value::Array(msgs)) = (k.as_str(), v) {
+            conv.messages = msgs.iter().map(read_message).collect();
+            has_history = true;
+        } else {
+            conv.request.insert(k.clone(), v.clone());
+        }
+    }
+    if !has_history {
+        conv.form = Some(Form::NoHistory);
+    }
+    conv
+}
+
+pub(crate) fn write_request(conv: &Conversation, w: Writer) -> Result<Value, WriteError> {
+    let mut msgs = Vec::with_capacity(conv.messages.len());
+    for (i, m) in conv.messages.iter().enumerate() {
+        msgs.push(write_message(i, m, w)?);
+    }
+    let history = (conv.form != Some(Form::NoHistory) || !msgs.is_empty())
+        .then(|| ("messages", Value::Array(msgs)));
+    Ok(Value::Object(with_history(&conv.request, history)))
+}
+
+fn unknown_role() -> Role {
+    Role::Other("?".into())
+}
+
+/// Read one wire message (also used for response and stream messages).
+pub(crate) fn read_message(v: &Value) -> Message {
+    let Some(m) = v.as_object() else {
+        return Message::verbatim(unknown_role(), v.clone());
+    };
+    let Some(wire_role) = m.get("role").and_then(Value::as_str) else {
+        return Message::verbatim(unknown_role(), v.clone());
+    };
+    let legacy = wire_role == "function";
+    let role = if legacy {
+        Role::Tool
+    } else {
+        Role::from_name(wire_role)
+    };
+    let answers = matches!(role, Role::Tool);
+    let details_readable = match m.get("reasoning_details") {
+        Some(Value::Array(a)) => !a.is_empty() && a.iter().all(Value::is_object),
+        _ => false,
+    };
+    let mut msg = Message::new(role, Vec::new());
+    if legacy {
+        msg.form = Some(Form::LegacyFunction);
+    }
+    let (mut reasoning, mut content, mut calls) = (Vec::new(), Vec::new(), Vec::new());
+    let mut result: Option<ToolResult> = None;
+    for (k, v) in m {
+        match (k.as_str(), v) {
+            ("role", _) => {}
+            ("content", v) if answers => {
+                result.get_or_insert_with(ToolResult::default).content = Some(tool_content(v));
+            }
+            ("content", Value::String(s)) => {
+                content.push(Part::text(s.clone()));
+                msg.form = Some(Form::String);
+            }
+            ("content", Value::Array(parts)) if !parts.is_empty() => {
+                content.extend(parts.iter().map(read_content_part));
+            }
+            ("tool_call_id", Value::String(s)) if answers && !legacy => {
+                result.get_or_insert_with(ToolResult::default).call_id = Some(s.clone());
+            }
+            ("name", Value::String(s)) if legacy => {
+                result.get_or_insert_with(ToolResult::default).name = Some(s.clone());
+            }
+            ("tool_calls", Value::Array(list)) if !list.is_empty() => {
+                calls.extend(list.iter().map(read_tool_call));
+            }
+            ("function_call", fc) => match legacy_call(fc) {
+                Some(call) => calls.push(Part::ToolCall(call)),
+                None => {
+                    msg.extra.insert(k.clone(), v.clone());
+                }
+            },
+            ("reasoning_content", Value::String(s)) => reasoning.push(Part::Reasoning(Reasoning {
+                text: Some(s.clone()),
+                form: Some(Form::ReasoningContent),
+                ..Reasoning::default()
+            })),
+            ("reasoning", Value::String(s)) if !details_readable => {
+                reasoning.push(Part::Reasoning(Reasoning {
+                    text: Some(s.clone()),
+                    form: Some(Form::ReasoningString),
+                    ..Reasoning::default()
+                }))
+            }
+            ("reasoning_details", Value::Array(list)) if details_readable => {
+                reasoning.extend(list.iter().filter_map(Value::as_object).map(read_detail));
+            }
+            _ => {
+                msg.extra.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    if answers && result.is_none() {
+        result = Some(ToolResult::default());
+    }
+    msg.parts = reasoning;
+    msg.parts.append(&mut content);
+    msg.parts.append(&mut calls);
+    if let Some(mut r) = result {
+        if legacy {
+            r.form = Some(Form::LegacyFunction);
+        }
+        msg.parts.push(Part::ToolResult(r));
+    }
+    msg
+}
+
+fn tool_content(v: &Value) -> ToolContent {
+    match v {
+        Value::String(s) => ToolContent::Text(s.clone()),
+        Value::Array(parts) => ToolContent::Parts(parts.iter().map(read_content_part).collect()),
+        other => ToolContent::Json(other.clone()),
+    }
+}
+
+fn legacy_call(v: &Value) -> Option<ToolCall> {
+    let o = v.as_object()?;
+    let name = o.get("name")?.as_str()?;
+    let arguments = o.get("arguments")?.as_str()?;
+    if o.len() != 2 {
+        return None;
+    }
+    Some(ToolCall {
+        name: name.to_string(),
+        arguments: arguments.to_string(),
+        form: Some(Form::LegacyFunction),
+        ..ToolCall::default()
+    })
+}
+
+fn read_detail(o: &Map<String, Value>) -> Part {
+    let mut r = Reasoning {
+        form: Some(Form::ReasoningDetails),
+        ..Reasoning::default()
+    };
+    for (k, v) in o {
+        match (k.as_str(), v) {
+            ("text", Value::String(s)) => r.text = Some(s.clone()),
+            ("summary", Value::String(s)) => r.summary = Some(vec![s.clone()]),
+            ("data", Value::String(s)) => r.encrypted = Some(s.clone()),
+            ("signature", Value::String(s)) => r.signature = Some(s.clone()),
+            ("id", Value::String(s)) => r.item_id = Some(s.clone()),
+            _ => {
+                r.extra.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    Part::Reasoning(r)
+}
+
+fn read_tool_call(v: &Value) -> Part {
+    let opaque = || {
+        Part::Opaque(Opaque {
+            value: v.clone(),
+            form: Some(Form::ToolCalls),
+        })
+    };
+    let Some(o) = v.as_object() else {
+        return opaque();
+    };
+    let Some(f) = o.get("function").and_then(Value::as_object) else {
+        return opaque();
+    };
+    let (Some(name), Some(arguments)) = (
+        f.get("name").and_then(Value::as_str),
+        f.get("arguments").and_then(Value::as_str),
+    ) else {
+        return opaque();
+    };
+    if f.len() != 2 {
+        return opaque();
+    }
+    let mut call = ToolCall {
+        name: name.to_string(),
+        arguments: arguments.to_string(),
+        ..ToolCall::default()
+    };
+    for (k, v) in o {
+        match (k.as_str(), v) {
+            ("function", _) => {}
+            ("id", Value::String(s)) => call.id = Some(s.clone()),
+            _ => {
+                call.extra.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    Part::ToolCall(call)
+}
+
+/// Read one content part of a message (or of a tool message's content array).
+pub(crate) fn read_content_part(v: &Value) -> Part {
+    let opaque = || {
+        Part::Opaque(Opaque {
+            value: v.clone(),
+            form: None,
+        })
+    };
+    let Some(o) = v.as_object() else {
+        return opaque();
+    };
+    match o.get("type").and_then(Value::as_str) {
+        Some("text") => {
+            let Some(text) = o.get("text").and_then(Value::as_str) else {
+                return opaque();
+            };
+            Part::Text(Text {
+                text: text.to_string(),
+                extra: rest(o, &["type", "text"]),
+                ..Text::default()
+            })
+        }
+        Some("image_url") => {
+            let Some(img) = o.get("image_url").and_then(Value::as_object) else {
+                return opaque();
+            };
+            let Some(url) = img.get("url").and_then(Value::as_str) else {
+                return opaque();
+            };
+            let detail = match img.get("detail") {
+                None => None,
+                Some(Value::String(d)) => Some(d.clone()),
+                Some(_) => return opaque(),
+            };
+            if img.len() != 1 + usize::from(detail.is_some()) {
+                return opaque();
+            }
+            let mut media = Media {
+                detail,
+                extra: rest(o, &["type", "image_url"]),
+                ..Media::default()
+            };
+            match split_data_url(url) {
+                Some((mt, data)) => {
+                    media.media_type = Some(mt);
+                    media.data = Some(data);
+                }
+                None => media.url = Some(url.to_string()),
+            }
+            Part::Image(media)
+        }
+        Some("file") => {
+            let Some(file) = o.get("file").and_then(Value::as_object) else {
+                return opaque();
+            };
+            let mut media = Media {
+                extra: rest(o, &["type", "file"]),
+                ..Media::default()
+            };
+            for (k, v) in file {
+                let Some(s) = v.as_str() else {
+                    return opaque();
+                };
+                match k.as_str() {
+                    "file_id" => media.file_id = Some(s.to_string()),
+                    "filename" => media.filename = Some(s.to_string()),
+                    "file_data" => match split_data_url(s) {
+                        Some((mt, data)) => {
+                            media.media_type = Some(mt);
+                            media.data = Some(data);
+                        }
+                        None => media.url = Some(s.to_string()),
+                    },
+                    _ => return opaque(),
+                }
+            }
+            Part::File(media)
+        }
+        _ => opaque(),
+    }
+}
+
+fn role_name(m: &Message, w: Writer) -> &str {
+    if m.role == Role::Tool && w.form(m.form) == Some(Form::LegacyFunction) {
+        return "function";
+    }
+    m.role.as_str()
+}
+
+fn write_message(i: usize, m: &Message, w: Writer) -> Result<Value, WriteError> {
+    if let Some(v) = m.verbatim_value() {
+        return if w.same {
+            Ok(v.clone())
+        } else {
+            Err(WriteError::new(
+                i,
+                None,
+                "the message is kept verbatim from another dialect",
+            ))
+        };
+    }
+    let mut out = Map::new();
+    out.insert("role".into(), Value::String(role_name(m, w).to_string()));
+    let mut content = Vec::new();
+    let mut calls = Vec::new();
+    let mut details = Vec::new();
+    let mut result = None;
+    for (j, p) in m.parts.iter().enumerate() {
+        match p {
+            Part::Text(_) | Part::Image(_) | Part::File(_) => content.push(j),
+            Part::Opaque(o) if w.form(o.form) == Some(Form::ToolCalls) => {
+                calls.push(o.value.clone())
+            }
+            Part::Opaque(_) if !w.same => {
+                return Err(WriteError::new(
+                    i,
+                    Some(j),
+                    "an opaque part of another dialect",
+                ))
+            }
+            Part::Opaque(_) => content.push(j),
+            Part::ToolCall(c) if w.form(c.form) == Some(Form::LegacyFunction) => {
+                out.insert(
+                    "function_call".into(),
+                    serde_json::json!({"name": c.name, "arguments": c.arguments}),
+                );
+            }
+            Part::ToolCall(c) => calls.push(write_tool_call(c, w)),
+            Part::Reasoning(r) => match w.form(r.form) {
+                Some(Form::ReasoningContent) => put_text(&mut out, "reasoning_content", r, i, j)?,
+                Some(Form::ReasoningString) => put_text(&mut out, "reasoning", r, i, j)?,
+                Some(_) => details.push(write_detail(r, w)),
+                None if r.signature.is_none() && r.encrypted.is_none() && r.text.is_some() => {
+                    put_text(&mut out, "reasoning_content", r, i, j)?
+                }
+                None => details.push(write_detail(r, w)),
+            },
+            Part::ToolResult(r) => {
+                if result.replace(r).is_some() {
+                    return Err(WriteError::new(
+                        i,
+                        Some(j),
+                        "a chat message carries at most one tool result",
+                    ));
+                }
+            }
+        }
+    }
+    if !content.is_empty() {
+        let string_form = w.form(m.form) == Some(Form::String);
+        let value = match content.as_slice() {
+            [j] if string_form && matches!(&m.parts[*j], Part::Text(_)) => match &m.parts[*j] {
+                Part::Text(t) => Value::String(t.text.clone()),
+                _ => Value::Null,
+            },
+            js => Value::Array(
+                js.iter()
+                    .filter_map(|j| write_content_part(&m.parts[*j], w))
+                    .collect(),
+            ),
+        };
+        out.insert("content".into(), value);
+    }
+    if !details.is_empty() {
+        out.insert("reasoning_details".into(), Value::Array(details));
+    }
+    if !calls.is_empty() {
+        out.insert("tool_calls".into(), Value::Array(calls));
+    }
+    if let Some(r) = result {
+        let legacy = w.form(r.form) == Some(Form::LegacyFunction);
+        if legacy {
+            if let Some(n) = &r.name {
+                out.insert("name".into(), Value::String(n.clone()));
+            }
+        } else if let Some(id) = &r.call_id {
+            out.insert("tool_call_id".into(), Value::String(id.clone()));
+        }
+        if let Some(c) = &r.content {
+            let v = write_tool_content(c, w).map_err(|reason| WriteError::new(i, None, reason))?;
+            out.insert("content".into(), v);
+        }
+        w.extend(&mut out, &r.extra);
+    }
+    w.extend(&mut out, &m.extra);
+    Ok(Value::Object(out))
+}
+
+fn put_text(
+    out: &mut Map<String, Value>,
+    key: &str,
+    r: &Reasoning,
+    i: usize,
+    j: usize,
+) -> Result<(), WriteError> {
+    let Some(t) = &r.text else {
+        return Err(WriteError::new(i, Some(j), "reasoning without text"));
+    };
+    if out.contains_key(key) {
+        return Err(WriteError::new(
+            i,
+            Some(j),
+            format!("a second reasoning part for `{key}`"),
+        ));
+    }
+    out.insert(key.into(), Value::String(t.clone()));
+    Ok(())
+}
+
+fn write_detail(r: &Reasoning, w: Writer) -> Value {
+    let mut o = Map::new();
+    if !w.same {
+        let ty = if r.encrypted.is_some() {
+            "reasoning.encrypted"
+        } else if r.summary.is_some() && r.text.is_none() {
+            "reasoning.summary"
+        } else {
+            "reasoning.text"
+        };
+        o.insert("type".into(), Value::String(ty.into()));
+    }
+    let mut put = |k: &str, v: &Option<String>| {
+        if let Some(s) = v {
+            o.insert(k.into(), Value::String(s.clone()));
+        }
+    };
+    put("text", &r.text);
+    put("summary", &r.summary.as_ref().map(|s| s.concat()));
+    put("data", &r.encrypted);
+    put("signature", &r.signature);
+    put("id", &r.item_id);
+    w.extend(&mut o, &r.extra);
+    Value::Object(o)
+}
+
+fn write_tool_call(c: &ToolCall, w: Writer) -> Value {
+    let mut o = Map::new();
+    if let Some(id) = &c.id {
+        o.insert("id".into(), Value::String(id.clone()));
+    }
+    if !w.same {
+        o.insert("type".into(), Value::String("function".into()));
+    }
+    o.insert(
+        "function".into(),
+        serde_json::json!({"name": c.name, "arguments": c.arguments}),
+    );
+    w.extend(&mut o, &c.extra);
+    Value::Object(o)
+}
+
+pub(crate) fn write_tool_content(c: &ToolContent, w: Writer) -> Result<Value, String> {
+    Ok(match c {
+        ToolContent::Text(s) => Value::String(s.clone()),
+        ToolContent::Parts(ps) => Value::Array(
+            ps.iter()
+                .map(|p| {
+                    write_content_part(p, w)
+                        .ok_or_else(|| format!("a {} part in tool result content", p.kind()))
+                })
+                .collect::<Result<_, _>>()?,
+        ),
+        ToolContent::Json(v) if w.same => v.clone(),
+        ToolContent::Json(v) => Value::String(v.to_string()),
+    })
+}
+
+/// A content part, or `None` for a part that is not content.
+fn write_content_part(p: &Part, w: Writer) -> Option<Value> {
+    let mut o = Map::new();
+    let extra = match p {
+        Part::Text(t) => {
+            o.insert("type".into(), "text".into());
+            o.insert("text".into(), Value::String(t.text.clone()));
+            &t.extra
+        }
+        Part::Image(m) => {
+            o.insert("type".into(), "image_url".into());
+            let url = match (&m.url, &m.data, &m.media_type) {
+                (_, Some(d), Some(mt)) => data_url(mt, d),
+                (Some(u), _, _) => u.clone(),
+                _ => String::new(),
+            };
+            let mut img = Map::new();
+            img.insert("url".into(), Value::String(url));
+            if let Some(d) = &m.detail {
+                img.insert("detail".into(), Value::String(d.clone()));
+            }
+            o.insert("image_url".into(), Value::Object(img));
+            &m.extra
+        }
+        Part::File(m) => {
+            o.insert("type".into(), "file".into());
+            let mut f = Map::new();
+            if let Some(id) = &m.file_id {
+                f.insert("file_id".into(), Value::String(id.clone()));
+            }
+            match (&m.url, &m.data, &m.media_type) {
+                (_, Some(d), Some(mt)) => {
+                    f.insert("file_data".into(), Value::String(data_url(mt, d)));
+                }
+                (Some(u), _, _) => {
+                    f.insert("file_data".into(), Value::String(u.clone()));
+                }
+                _ => {}
+            }
+            if let Some(n) = &m.filename {
+                f.insert("filename".into(), Value::String(n.clone()));
+            }
+            o.insert("file".into(), Value::Object(f));
+            &m.extra
+        }
+        Part::Opaque(op) => return Some(op.value.clone()),
+        _ => return None,
+    };
+    w.extend(&mut o, extra);
+    Some(Value::Object(o))
+}

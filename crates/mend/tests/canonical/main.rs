@@ -1,0 +1,11 @@
+//! The canonical model over the recorded fixtures: request bodies round-trip exactly,
+//! responses and streams are captured with their ids, and bad input gives clear errors.
+
+#[path = "../it/support.rs"]
+#[allow(dead_code)]
+mod support;
+
+mod bad_input;
+mod capture;
+mod proptests;
+mod requests;
