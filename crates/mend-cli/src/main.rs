@@ -13,6 +13,7 @@ mod fix;
 mod input;
 mod inspect;
 mod printer;
+mod store;
 mod style;
 
 use std::io;
@@ -122,6 +123,11 @@ enum Command {
     /// List the provider profiles that --provider accepts
     #[command(after_help = "Example:\n  mend providers")]
     Providers(ListArgs),
+    /// Keep conversations in a store: append, load, list, fork, delete, export
+    #[command(
+        after_help = "Example:\n  mend store append chat-42 turn.json --dialect openai_chat --key turn-7\n  mend store load chat-42 --as openai_chat --model gpt-4o"
+    )]
+    Store(store::StoreArgs),
 }
 
 /// What to read bodies as; shared by check and inspect.
@@ -292,6 +298,7 @@ fn run(command: Command, printer: &mut Printer) -> io::Result<Status> {
         },
         Command::Rules(args) => catalog::rules(args.json, printer),
         Command::Providers(args) => catalog::providers(args.json, printer),
+        Command::Store(args) => store::run(args, printer),
     }
 }
 

@@ -6,4 +6,5 @@ mod check;
 mod commands;
 mod fix;
 mod inspect;
+mod store;
 mod support;

@@ -1,0 +1,57 @@
+//! Opening a database made by an older schema migrates it; one made by a newer schema is
+//! refused; a migration that fails leaves the version it started from.
+
+use mend_store::testing::Migration;
+use mend_store::{AppendOptions, NewConversation, NewMessage, Span, Store};
+use serde_json::json;
+
+use crate::support::Backend;
+
+/// The shipped schema plus one later migration, as a newer build would ship it.
+fn shipped_and(sqlite: bool, extra: &'static str) -> &'static [Migration] {
+    let shipped = if sqlite {
+        mend_store::testing::SQLITE_MIGRATIONS
+    } else {
+        mend_store::testing::POSTGRES_MIGRATIONS
+    };
+    let mut all = shipped.to_vec();
+    all.push(Migration {
+        version: shipped.len() as u32 + 1,
+        name: "test",
+        sql: extra,
+    });
+    Vec::leak(all)
+}
+
+pub async fn an_old_database_is_migrated_and_a_newer_one_refused<B: Backend>(b: &B) {
+    let sqlite = b.name() == "sqlite";
+    // An empty database (version 0) is brought to the shipped schema by opening it.
+    let store = b.open().await;
+    let conv = store
+        .create(NewConversation::with_id("kept"))
+        .await
+        .unwrap();
+    let m = NewMessage::from_value(&json!({"role": "user", "content": "before"})).unwrap();
+    store
+        .append(&conv.id, &[m], &AppendOptions::keyed("k"))
+        .await
+        .unwrap();
+    let before = store.load(&conv.id, Span::ALL).await.unwrap();
+    drop(store);
+    // A later migration that fails rolls back whole: the version stays, the data too.
+    let failing = shipped_and(
+        sqlite,
+        "CREATE TABLE mend_test_extra (x integer); SELECT no_such_function();",
+    );
+    assert!(b.migrate_with(failing).await.is_err());
+    let store = b.open().await;
+    assert_eq!(store.load(&conv.id, Span::ALL).await.unwrap(), before);
+    drop(store);
+    // A later migration that works is applied once, on top, keeping the data.
+    let newer = shipped_and(sqlite, "CREATE TABLE mend_test_extra (x integer);");
+    b.migrate_with(newer).await.unwrap();
+    b.migrate_with(newer).await.unwrap();
+    // That database is now newer than this build: refused, and said why.
+    let err = b.try_open().await.unwrap_err().to_string();
+    assert!(err.contains("newer than this build"), "{err}");
+}
