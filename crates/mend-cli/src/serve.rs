@@ -1,0 +1,264 @@
+//! `mend serve`: the gateway (`mend-gateway`) on a port, configured from a TOML file,
+//! the environment and flags, logging to stderr.
+//!
+//! Layers, each overriding the one before: defaults, `--config FILE` (or `MEND_CONFIG`),
+//! `MEND_*` variables, flags. It listens on 127.0.0.1:8787 unless told otherwise, and
+//! says so (and warns) when told to listen beyond loopback.
+
+use std::io;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Args;
+use mend::Dialect;
+use mend_gateway::config::{parse_listen, strip_userinfo};
+use mend_gateway::{Config, Gateway, Mode};
+
+use crate::printer::Printer;
+use crate::Status;
+
+/// How long in-flight requests may run after a shutdown signal.
+const DRAIN: Duration = Duration::from_secs(10);
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// A TOML configuration file (also MEND_CONFIG)
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Address to listen on, or a port on 127.0.0.1 (default 127.0.0.1:8787; also MEND_LISTEN)
+    #[arg(long, value_name = "ADDR")]
+    listen: Option<String>,
+    /// Mode for every upstream: off, observe, repair or strict (default observe; also MEND_MODE)
+    #[arg(long, value_name = "MODE")]
+    mode: Option<String>,
+    /// Base URL for both OpenAI dialects (default https://api.openai.com; also MEND_OPENAI_BASE_URL)
+    #[arg(long, value_name = "URL")]
+    openai_base_url: Option<String>,
+    /// Base URL for Anthropic (default https://api.anthropic.com; also MEND_ANTHROPIC_BASE_URL)
+    #[arg(long, value_name = "URL")]
+    anthropic_base_url: Option<String>,
+    /// Base URL for Gemini (default https://generativelanguage.googleapis.com; also MEND_GEMINI_BASE_URL)
+    #[arg(long, value_name = "URL")]
+    gemini_base_url: Option<String>,
+    /// Provider profile for the OpenAI dialects, e.g. groq, mistral, deepseek (see `mend providers`)
+    #[arg(long, value_name = "PROVIDER")]
+    openai_provider: Option<String>,
+    /// Provider profile for Anthropic: anthropic, bedrock or vertex
+    #[arg(long, value_name = "PROVIDER")]
+    anthropic_provider: Option<String>,
+    /// Provider profile for Gemini: gemini or vertex
+    #[arg(long, value_name = "PROVIDER")]
+    gemini_provider: Option<String>,
+    /// Largest request body in bytes; larger ones get 413 (default 33554432)
+    #[arg(long, value_name = "BYTES")]
+    body_limit: Option<usize>,
+    /// Upstream connect timeout in milliseconds (default 10000)
+    #[arg(long, value_name = "MS")]
+    connect_timeout_ms: Option<u64>,
+    /// Upstream read timeout in milliseconds, per read (default 600000)
+    #[arg(long, value_name = "MS")]
+    read_timeout_ms: Option<u64>,
+    /// Ignore the x-mend-mode request header
+    #[arg(long)]
+    no_mode_header: bool,
+    /// Write every request and response as JSONL in this folder, credentials redacted
+    #[arg(long, value_name = "DIR")]
+    tap: Option<PathBuf>,
+    /// Keep conversations named by x-mend-conversation in this store: sqlite:PATH or
+    /// postgres://... (also MEND_STORE)
+    #[arg(long, value_name = "DB")]
+    store: Option<String>,
+    /// Log level filter for stderr (error, warn, info, debug, trace, or a RUST_LOG-style filter)
+    #[arg(long, value_name = "FILTER", default_value = "info")]
+    log: String,
+    /// Log lines as JSON objects instead of text
+    #[arg(long)]
+    log_json: bool,
+}
+
+impl ServeArgs {
+    /// The configuration: defaults, then the file, the environment, the flags.
+    fn config(&self) -> Result<Config, String> {
+        let mut c = Config::default();
+        let file = self
+            .config
+            .clone()
+            .or_else(|| std::env::var_os("MEND_CONFIG").map(PathBuf::from));
+        if let Some(f) = &file {
+            c.apply_file(f).map_err(|e| e.to_string())?;
+        }
+        c.apply_env(|k| std::env::var(k).ok())
+            .map_err(|e| e.to_string())?;
+        if let Some(l) = &self.listen {
+            c.listen = parse_listen(l).map_err(|e| format!("--listen: {e}"))?;
+        }
+        if let Some(m) = &self.mode {
+            c.set_mode_everywhere(m.parse::<Mode>().map_err(|e| format!("--mode: {e}"))?);
+        }
+        let openai = [Dialect::OpenAiChat, Dialect::OpenAiResponses];
+        for (url, dialects) in [
+            (&self.openai_base_url, &openai[..]),
+            (&self.anthropic_base_url, &[Dialect::Anthropic][..]),
+            (&self.gemini_base_url, &[Dialect::Gemini][..]),
+        ] {
+            if let Some(u) = url {
+                for d in dialects {
+                    c.upstream_mut(*d).base_url = u.trim().trim_end_matches('/').to_string();
+                }
+            }
+        }
+        for (provider, dialects) in [
+            (&self.openai_provider, &openai[..]),
+            (&self.anthropic_provider, &[Dialect::Anthropic][..]),
+            (&self.gemini_provider, &[Dialect::Gemini][..]),
+        ] {
+            if let Some(p) = provider {
+                for d in dialects {
+                    c.upstream_mut(*d).provider = Some(p.clone());
+                }
+            }
+        }
+        if let Some(n) = self.body_limit {
+            c.body_limit = n;
+        }
+        if let Some(ms) = self.connect_timeout_ms {
+            c.connect_timeout = Duration::from_millis(ms);
+        }
+        if let Some(ms) = self.read_timeout_ms {
+            c.read_timeout = Duration::from_millis(ms);
+        }
+        if self.no_mode_header {
+            c.mode_header = false;
+        }
+        if let Some(t) = &self.tap {
+            c.tap = Some(t.clone());
+        }
+        if let Some(db) = &self.store {
+            c.store = Some(db.clone());
+        }
+        c.validate().map_err(|e| e.to_string())?;
+        Ok(c)
+    }
+}
+
+pub fn run(args: ServeArgs, printer: &mut Printer) -> io::Result<Status> {
+    let config = match args.config() {
+        Ok(c) => c,
+        Err(why) => {
+            printer.err_line(&format!("mend serve: {why}"));
+            return Ok(Status::BadInput);
+        }
+    };
+    if let Err(why) = init_logging(&args.log, args.log_json) {
+        printer.err_line(&format!("mend serve: --log: {why}"));
+        return Ok(Status::BadInput);
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(serve(config, printer))
+}
+
+async fn serve(config: Config, printer: &mut Printer) -> io::Result<Status> {
+    let listen = config.listen;
+    let store = config.store.as_deref().map(strip_userinfo);
+    let gateway = match Gateway::open(config).await {
+        Ok(g) => g,
+        Err(e) => {
+            printer.err_line(&format!("mend serve: {e}"));
+            return Ok(Status::BadInput);
+        }
+    };
+    let listener = match tokio::net::TcpListener::bind(listen).await {
+        Ok(l) => l,
+        Err(e) => {
+            printer.err_line(&format!("mend serve: cannot listen on {listen}: {e}"));
+            return Ok(Status::BadInput);
+        }
+    };
+    let bound = listener.local_addr()?;
+    printer.err_line(&format!("mend serve: listening on http://{bound}"));
+    for d in Dialect::ALL {
+        let u = gateway.config().upstream(d);
+        let provider = u.provider.as_deref().unwrap_or("default profile");
+        printer.err_line(&format!(
+            "  {:<17} -> {} ({}, {})",
+            d.name(),
+            u.display_url(),
+            u.mode,
+            provider
+        ));
+    }
+    if let Some(db) = store {
+        printer.err_line(&format!("  conversations: {db} (x-mend-conversation)"));
+    }
+    if let Some(tap) = gateway.tap_path() {
+        printer.err_line(&format!("  tap: {}", tap.display()));
+    }
+    if !bound.ip().is_loopback() {
+        printer.err_line(&format!(
+            "mend serve: warning: {} is reachable from other machines; the gateway has no \
+             authentication of its own",
+            bound.ip()
+        ));
+    }
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(mend_gateway::serve(gateway, listener, async move {
+        let _ = stop_rx.await;
+    }));
+    shutdown_signal().await;
+    tracing::info!(
+        "shutting down; in-flight requests have {} s",
+        DRAIN.as_secs()
+    );
+    let _ = stop_tx.send(());
+    match tokio::time::timeout(DRAIN, server).await {
+        Ok(Ok(Ok(()))) | Err(_) => Ok(Status::Valid),
+        Ok(Ok(Err(e))) => Err(e),
+        Ok(Err(join)) => Err(io::Error::other(join.to_string())),
+    }
+}
+
+/// Ctrl-C, or SIGTERM on Unix.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = term => {},
+    }
+}
+
+/// Logs to stderr. A bare level applies to mend's crates (others stay at warn); a
+/// RUST_LOG-style filter is taken as written.
+fn init_logging(filter: &str, json: bool) -> Result<(), String> {
+    use tracing_subscriber::EnvFilter;
+    let directives = if filter.contains('=') || filter.contains(',') {
+        filter.to_string()
+    } else {
+        format!("warn,mend_gateway={filter},mend={filter},mend_store={filter}")
+    };
+    let filter = EnvFilter::try_new(&directives).map_err(|e| e.to_string())?;
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(io::stderr)
+        .with_ansi(false);
+    let result = if json {
+        builder.json().try_init()
+    } else {
+        builder.try_init()
+    };
+    result.map_err(|e| e.to_string())
+}

@@ -1,0 +1,200 @@
+//! Prometheus metrics, one recorder per gateway.
+//!
+//! The recorder is owned by the [`Metrics`] value rather than installed process-wide, so
+//! that two gateways in one process (the tests run dozens) count apart. Every name is
+//! listed in [`NAMES`] and described on the first render.
+//!
+//! | metric | labels |
+//! |---|---|
+//! | `mend_requests_total` | `dialect`, `mode`, `outcome` |
+//! | `mend_violations_total` | `dialect`, `rule` |
+//! | `mend_repairs_total` | `dialect`, `rule` (one per edit) |
+//! | `mend_upstream_responses_total` | `dialect`, `status` |
+//! | `mend_upstream_latency_seconds` (histogram: request sent to response head) | `dialect` |
+//! | `mend_request_bytes_total` (as received) / `mend_upstream_request_bytes_total` (as sent) | `dialect` |
+//! | `mend_response_bytes_total` | `dialect` |
+//! | `mend_store_appends_total` | `outcome` |
+//! | `mend_tap_dropped_total` | |
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use metrics::{counter, histogram, with_local_recorder};
+use metrics_exporter_prometheus::{
+    Matcher, PrometheusBuilder, PrometheusHandle, PrometheusRecorder,
+};
+
+/// Every metric name, with its help text.
+pub const NAMES: [(&str, &str); 10] = [
+    (
+        "mend_requests_total",
+        "Requests by dialect, mode and outcome",
+    ),
+    (
+        "mend_violations_total",
+        "Violations found, by dialect and rule",
+    ),
+    (
+        "mend_repairs_total",
+        "Repair edits made, by dialect and rule",
+    ),
+    (
+        "mend_upstream_responses_total",
+        "Upstream answers by dialect and HTTP status",
+    ),
+    (
+        "mend_upstream_latency_seconds",
+        "Time from sending a request upstream to its response head",
+    ),
+    (
+        "mend_request_bytes_total",
+        "Request body bytes received from clients",
+    ),
+    (
+        "mend_upstream_request_bytes_total",
+        "Request body bytes sent upstream",
+    ),
+    (
+        "mend_response_bytes_total",
+        "Response body bytes passed back to clients",
+    ),
+    (
+        "mend_store_appends_total",
+        "Conversation store appends by outcome",
+    ),
+    (
+        "mend_tap_dropped_total",
+        "Tap records dropped because the writer fell behind",
+    ),
+];
+
+/// Latency buckets, in seconds: 1 ms to 10 minutes.
+const LATENCY_BUCKETS: [f64; 16] = [
+    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 120.0,
+    600.0,
+];
+
+/// The gateway's metrics.
+#[derive(Clone)]
+pub struct Metrics {
+    recorder: Arc<PrometheusRecorder>,
+    handle: PrometheusHandle,
+}
+
+impl std::fmt::Debug for Metrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Metrics")
+    }
+}
+
+impl Default for Metrics {
+    fn default() -> Metrics {
+        Metrics::new()
+    }
+}
+
+impl Metrics {
+    /// A fresh recorder.
+    pub fn new() -> Metrics {
+        let builder = PrometheusBuilder::new();
+        let builder = match builder.set_buckets_for_metric(
+            Matcher::Full("mend_upstream_latency_seconds".to_string()),
+            &LATENCY_BUCKETS,
+        ) {
+            Ok(b) => b,
+            // Only fails on an empty bucket list, which LATENCY_BUCKETS is not.
+            Err(_) => PrometheusBuilder::new(),
+        };
+        let recorder = builder.build_recorder();
+        let handle = recorder.handle();
+        let m = Metrics {
+            recorder: Arc::new(recorder),
+            handle,
+        };
+        m.with(|| {
+            for (name, help) in NAMES {
+                metrics::describe_counter!(name, help);
+            }
+            metrics::describe_histogram!(
+                "mend_upstream_latency_seconds",
+                metrics::Unit::Seconds,
+                "Time from sending a request upstream to its response head"
+            );
+        });
+        m
+    }
+
+    fn with<T>(&self, f: impl FnOnce() -> T) -> T {
+        with_local_recorder(self.recorder.as_ref(), f)
+    }
+
+    /// The Prometheus text exposition.
+    pub fn render(&self) -> String {
+        self.handle.run_upkeep();
+        self.handle.render()
+    }
+
+    /// One request handled.
+    pub fn request(&self, dialect: &'static str, mode: &'static str, outcome: &'static str) {
+        self.with(|| {
+            counter!("mend_requests_total", "dialect" => dialect, "mode" => mode, "outcome" => outcome)
+                .increment(1);
+        });
+    }
+
+    /// Violations found in one body.
+    pub fn violations<'a>(&self, dialect: &'static str, rules: impl Iterator<Item = &'a str>) {
+        self.with(|| {
+            for r in rules {
+                counter!("mend_violations_total", "dialect" => dialect, "rule" => r.to_string())
+                    .increment(1);
+            }
+        });
+    }
+
+    /// Edits made on one body.
+    pub fn repairs<'a>(&self, dialect: &'static str, rules: impl Iterator<Item = &'a str>) {
+        self.with(|| {
+            for r in rules {
+                counter!("mend_repairs_total", "dialect" => dialect, "rule" => r.to_string())
+                    .increment(1);
+            }
+        });
+    }
+
+    /// The upstream answered.
+    pub fn upstream(&self, dialect: &'static str, status: u16, latency: Duration) {
+        self.with(|| {
+            counter!("mend_upstream_responses_total", "dialect" => dialect, "status" => status.to_string())
+                .increment(1);
+            histogram!("mend_upstream_latency_seconds", "dialect" => dialect)
+                .record(latency.as_secs_f64());
+        });
+    }
+
+    /// Request body sizes: as received, and as forwarded.
+    pub fn request_bytes(&self, dialect: &'static str, received: usize, sent: usize) {
+        self.with(|| {
+            counter!("mend_request_bytes_total", "dialect" => dialect).increment(received as u64);
+            counter!("mend_upstream_request_bytes_total", "dialect" => dialect)
+                .increment(sent as u64);
+        });
+    }
+
+    /// Response body bytes passed back.
+    pub fn response_bytes(&self, dialect: &'static str, n: u64) {
+        self.with(|| {
+            counter!("mend_response_bytes_total", "dialect" => dialect).increment(n);
+        });
+    }
+
+    /// A conversation append ended.
+    pub fn store_append(&self, outcome: &'static str) {
+        self.with(|| counter!("mend_store_appends_total", "outcome" => outcome).increment(1));
+    }
+
+    /// The tap dropped a record.
+    pub fn tap_dropped(&self) {
+        self.with(|| counter!("mend_tap_dropped_total").increment(1));
+    }
+}

@@ -1,0 +1,14 @@
+//! The gateway's integration tests: the app driven with `oneshot` (no port) in front of
+//! a mock upstream that answers like each provider.
+
+#![allow(clippy::unwrap_used)]
+
+mod conversations;
+mod fixtures;
+mod limits;
+mod metrics;
+mod modes;
+mod routing;
+mod secrets;
+mod streaming;
+mod support;

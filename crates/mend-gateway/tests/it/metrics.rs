@@ -1,0 +1,50 @@
+//! `/metrics`: requests by dialect, mode and outcome; violations; repairs; latency; bytes.
+
+use axum::body::Body;
+use axum::http::Request;
+use mend::Dialect;
+use mend_gateway::{app, Gateway, Mode};
+
+use crate::support::{bodies, config_for, request, send, Mock};
+
+#[tokio::test]
+async fn metrics_count_what_happened() {
+    let mock = Mock::start().await;
+    let app = app(Gateway::new(config_for(&mock, Mode::Repair)).unwrap());
+    let d = Dialect::OpenAiChat;
+    send(&app, request(d, &bodies::unanswered(d), &[])).await;
+    send(&app, request(d, &bodies::valid(d), &[])).await;
+    let a = Dialect::Anthropic;
+    send(
+        &app,
+        request(a, &bodies::unanswered(a), &[("x-mend-mode", "strict")]),
+    )
+    .await;
+    let r = send(&app, Request::get("/metrics").body(Body::empty()).unwrap()).await;
+    assert_eq!(r.status, 200);
+    let text = r.text();
+    for line in [
+        r#"mend_requests_total{dialect="openai_chat",mode="repair",outcome="repaired"} 1"#,
+        r#"mend_requests_total{dialect="openai_chat",mode="repair",outcome="valid"} 1"#,
+        r#"mend_requests_total{dialect="anthropic",mode="strict",outcome="rejected"} 1"#,
+        r#"mend_violations_total{dialect="openai_chat",rule="tool-call-without-result"} 1"#,
+        r#"mend_violations_total{dialect="anthropic",rule="tool-call-without-result"} 1"#,
+        r#"mend_repairs_total{dialect="openai_chat",rule="tool-call-without-result"} 1"#,
+        r#"mend_upstream_responses_total{dialect="openai_chat",status="200"} 2"#,
+        r#"mend_upstream_latency_seconds_count{dialect="openai_chat"} 2"#,
+        "# HELP mend_requests_total",
+    ] {
+        assert!(text.contains(line), "missing {line} in\n{text}");
+    }
+    assert!(
+        text.contains(r#"mend_upstream_latency_seconds_bucket{dialect="openai_chat",le="0.1"}"#)
+    );
+    let bytes_line = text
+        .lines()
+        .find(|l| l.starts_with(r#"mend_request_bytes_total{dialect="openai_chat"}"#))
+        .expect("request bytes");
+    let n: u64 = bytes_line.rsplit(' ').next().unwrap().parse().unwrap();
+    let expect = bodies::unanswered(d).to_string().len() + bodies::valid(d).to_string().len();
+    assert_eq!(n as usize, expect);
+    assert!(text.contains(r#"mend_response_bytes_total{dialect="openai_chat"}"#));
+}

@@ -1,0 +1,254 @@
+//! off, observe, repair, strict: what reaches the upstream and what the client gets.
+
+use mend::Dialect;
+use mend_gateway::{app, Gateway, Mode};
+use serde_json::Value;
+
+use crate::support::{app_for, bodies, config_for, request, send, Mock};
+
+#[tokio::test]
+async fn observe_forwards_the_very_bytes_and_says_what_it_saw() {
+    let mock = Mock::start().await;
+    let app = app_for(&mock, Mode::Observe);
+    for d in Dialect::ALL {
+        let body = bodies::unanswered(d);
+        let r = send(&app, request(d, &body, &[])).await;
+        // The strict mock rejects the broken history itself: observe does not interfere.
+        assert_eq!(r.status, 400, "{d}: {}", r.text());
+        assert!(
+            r.text().contains(bodies::unanswered_provider_text(d)),
+            "{d}: {}",
+            r.text()
+        );
+        assert_eq!(mock.last().body, body.to_string().as_bytes(), "{d}");
+        assert_eq!(r.header("x-mend-mode"), Some("observe"));
+        let v: Value = serde_json::from_str(r.header("x-mend-violations").unwrap()).unwrap();
+        assert_eq!(v[0]["rule"], "tool-call-without-result", "{d}");
+        assert!(r.header("x-mend-repairs").is_none());
+    }
+}
+
+#[tokio::test]
+async fn repair_forwards_a_repaired_body_and_counts_the_edits() {
+    let mock = Mock::start().await;
+    let app = app_for(&mock, Mode::Repair);
+    for d in Dialect::ALL {
+        let body = bodies::unanswered(d);
+        let r = send(&app, request(d, &body, &[])).await;
+        assert_eq!(r.status, 200, "{d}: {}", r.text());
+        assert_eq!(
+            r.header("x-mend-repairs"),
+            Some("1; tool-call-without-result=1"),
+            "{d}"
+        );
+        assert!(r.header("x-mend-violations").is_none(), "{d}");
+        let sent = mock.last().json();
+        assert_ne!(sent, body, "{d}");
+        let report = mend::check_value(
+            &sent,
+            &mend::CheckOptions {
+                dialect: Some(d),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert!(report.valid(), "{d}: {:?}", report.violations);
+    }
+}
+
+#[tokio::test]
+async fn repair_leaves_a_valid_body_byte_for_byte() {
+    let mock = Mock::start().await;
+    let app = app_for(&mock, Mode::Repair);
+    for d in Dialect::ALL {
+        // Odd spacing survives: nothing is re-serialized when nothing is repaired.
+        let text = format!("  {}\n", bodies::valid(d));
+        let r = send(
+            &app,
+            crate::support::request_to(d, crate::support::endpoint(d), text.clone(), &[]),
+        )
+        .await;
+        assert_eq!(r.status, 200, "{d}: {}", r.text());
+        assert_eq!(r.header("x-mend-repairs"), Some("0"));
+        assert_eq!(mock.last().body, text.as_bytes(), "{d}");
+    }
+}
+
+#[tokio::test]
+async fn strict_answers_in_the_providers_own_shape_without_calling_upstream() {
+    let mock = Mock::start().await;
+    let app = app_for(&mock, Mode::Strict);
+    for d in Dialect::ALL {
+        let r = send(&app, request(d, &bodies::unanswered(d), &[])).await;
+        assert_eq!(r.status, 400, "{d}");
+        assert_eq!(r.header("content-type"), Some("application/json"));
+        let v = r.json();
+        let message = match d {
+            Dialect::OpenAiChat | Dialect::OpenAiResponses => {
+                assert_eq!(v["error"]["type"], "invalid_request_error");
+                assert_eq!(v["error"]["param"], d.history_key());
+                assert!(v["error"]["code"].is_null());
+                &v["error"]["message"]
+            }
+            Dialect::Anthropic => {
+                assert_eq!(v["type"], "error");
+                assert_eq!(v["error"]["type"], "invalid_request_error");
+                &v["error"]["message"]
+            }
+            Dialect::Gemini => {
+                assert_eq!(v["error"]["code"], 400);
+                assert_eq!(v["error"]["status"], "INVALID_ARGUMENT");
+                &v["error"]["message"]
+            }
+        };
+        assert!(
+            message
+                .as_str()
+                .unwrap()
+                .contains(bodies::unanswered_provider_text(d)),
+            "{d}: {message}"
+        );
+        assert_eq!(
+            v["mend"]["violations"][0]["rule"], "tool-call-without-result",
+            "{d}"
+        );
+        let h: Value = serde_json::from_str(r.header("x-mend-violations").unwrap()).unwrap();
+        assert_eq!(h[0]["rule"], "tool-call-without-result");
+        assert!(r.header("x-mend-request-id").is_some());
+    }
+    assert!(mock.received().is_empty(), "strict must not call upstream");
+}
+
+#[tokio::test]
+async fn strict_forwards_a_valid_history_untouched() {
+    let mock = Mock::start().await;
+    let app = app_for(&mock, Mode::Strict);
+    for d in Dialect::ALL {
+        let body = bodies::valid(d);
+        let r = send(&app, request(d, &body, &[])).await;
+        assert_eq!(r.status, 200, "{d}: {}", r.text());
+        assert_eq!(mock.last().body, body.to_string().as_bytes());
+        assert!(r.text().contains("The tool said"), "{d}: {}", r.text());
+    }
+}
+
+#[tokio::test]
+async fn off_forwards_without_looking() {
+    let mock = Mock::start().await;
+    let app = app_for(&mock, Mode::Off);
+    let body = bodies::unanswered(Dialect::OpenAiChat);
+    let r = send(&app, request(Dialect::OpenAiChat, &body, &[])).await;
+    assert_eq!(r.status, 400);
+    assert!(r.header("x-mend-violations").is_none());
+    assert_eq!(mock.last().body, body.to_string().as_bytes());
+}
+
+#[tokio::test]
+async fn bodies_mend_cannot_read_go_to_the_provider_in_every_mode() {
+    let mock = Mock::start().await;
+    for mode in [Mode::Observe, Mode::Repair, Mode::Strict] {
+        let app = app_for(&mock, mode);
+        let r = send(
+            &app,
+            crate::support::request_to(Dialect::OpenAiChat, "/v1/chat/completions", "{oops", &[]),
+        )
+        .await;
+        // The provider's own parse error, not mend's.
+        assert_eq!(r.status, 400);
+        assert!(
+            r.text().contains("could not parse the JSON body"),
+            "{}",
+            r.text()
+        );
+        assert_eq!(&mock.last().body[..], b"{oops");
+    }
+}
+
+#[tokio::test]
+async fn a_request_header_picks_the_mode_and_is_not_forwarded() {
+    let mock = Mock::start().await;
+    let app = app_for(&mock, Mode::Observe);
+    let d = Dialect::Anthropic;
+    let r = send(
+        &app,
+        request(d, &bodies::unanswered(d), &[("x-mend-mode", "strict")]),
+    )
+    .await;
+    assert_eq!(r.status, 400);
+    assert_eq!(r.header("x-mend-mode"), Some("strict"));
+    assert!(mock.received().is_empty());
+
+    let r = send(
+        &app,
+        request(d, &bodies::unanswered(d), &[("x-mend-mode", "repair")]),
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert!(mock.last().header("x-mend-mode").is_none());
+
+    let r = send(
+        &app,
+        request(d, &bodies::valid(d), &[("x-mend-mode", "loud")]),
+    )
+    .await;
+    assert_eq!(r.status, 400);
+    assert_eq!(r.json()["type"], "error");
+    assert!(r.json()["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("unknown mode 'loud'"));
+}
+
+#[tokio::test]
+async fn the_mode_header_can_be_switched_off() {
+    let mock = Mock::start().await;
+    let mut config = config_for(&mock, Mode::Observe);
+    config.mode_header = false;
+    let app = app(Gateway::new(config).unwrap());
+    let d = Dialect::OpenAiChat;
+    let r = send(
+        &app,
+        request(d, &bodies::unanswered(d), &[("x-mend-mode", "strict")]),
+    )
+    .await;
+    assert_eq!(r.header("x-mend-mode"), Some("observe"));
+    assert_eq!(mock.received().len(), 1);
+}
+
+#[tokio::test]
+async fn modes_can_differ_per_upstream() {
+    let mock = Mock::start().await;
+    let mut config = config_for(&mock, Mode::Observe);
+    config.upstream_mut(Dialect::Gemini).mode = Mode::Strict;
+    let app = app(Gateway::new(config).unwrap());
+    let r = send(
+        &app,
+        request(Dialect::Gemini, &bodies::unanswered(Dialect::Gemini), &[]),
+    )
+    .await;
+    assert_eq!(r.header("x-mend-mode"), Some("strict"));
+    assert!(mock.received().is_empty());
+    let d = Dialect::OpenAiChat;
+    let r = send(&app, request(d, &bodies::unanswered(d), &[])).await;
+    assert_eq!(r.header("x-mend-mode"), Some("observe"));
+}
+
+#[tokio::test]
+async fn a_provider_profile_adds_its_rules() {
+    let mock = Mock::start().await;
+    let mut config = config_for(&mock, Mode::Strict);
+    config.upstream_mut(Dialect::OpenAiChat).provider = Some("mistral".into());
+    let app = app(Gateway::new(config).unwrap());
+    // `call_1` is fine for OpenAI but not Mistral's nine alphanumerics.
+    let r = send(
+        &app,
+        request(
+            Dialect::OpenAiChat,
+            &bodies::valid(Dialect::OpenAiChat),
+            &[],
+        ),
+    )
+    .await;
+    assert_eq!(r.status, 400);
+    assert_eq!(r.json()["mend"]["violations"][0]["rule"], "invalid-call-id");
+}

@@ -1,0 +1,146 @@
+//! Test support: the mock upstream, sample bodies, and helpers to drive the app.
+
+pub mod bodies;
+pub mod mock;
+
+use std::path::PathBuf;
+
+use axum::body::{Body, Bytes};
+use axum::http::{HeaderMap, Request, StatusCode};
+use axum::Router;
+use http_body_util::BodyExt;
+use mend::Dialect;
+use mend_gateway::{app, Config, Gateway, Mode};
+use serde_json::Value;
+use tower::ServiceExt;
+
+pub use mock::{Mock, Scripted};
+
+/// The repository root.
+pub fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// `../shared` beside the repository, or `MEND_SHARED`. `None` (after saying so) when it
+/// is absent outside CI; a panic when it is absent under `CI=true`.
+pub fn shared_dir() -> Option<PathBuf> {
+    let dir = std::env::var_os("MEND_SHARED")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo_root().join("../shared"));
+    if dir.join("fixtures").is_dir() {
+        return Some(dir);
+    }
+    if std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!(
+            "{} is missing, and CI=true: the fixture tests must run in CI",
+            dir.display()
+        );
+    }
+    eprintln!(
+        "SKIP: {} not found; fixture tests skipped (set MEND_SHARED to run them)",
+        dir.display()
+    );
+    None
+}
+
+/// A configuration with every upstream at the mock, in one mode.
+pub fn config_for(mock: &Mock, mode: Mode) -> Config {
+    let mut c = Config::default();
+    for d in Dialect::ALL {
+        c.upstream_mut(d).base_url = mock.base_url();
+    }
+    c.set_mode_everywhere(mode);
+    c
+}
+
+/// The app in front of the mock.
+pub fn app_for(mock: &Mock, mode: Mode) -> Router {
+    app(Gateway::new(config_for(mock, mode)).expect("a valid gateway"))
+}
+
+/// A response read whole.
+#[derive(Debug)]
+pub struct Reply {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    pub body: Bytes,
+}
+
+impl Reply {
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.body)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&self.body)))
+    }
+
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+}
+
+/// Send one request through the app without a port.
+pub async fn send(app: &Router, req: Request<Body>) -> Reply {
+    let resp = app.clone().oneshot(req).await.expect("the router answers");
+    let status = resp.status();
+    let headers = resp.headers().clone();
+    let body = resp
+        .into_body()
+        .collect()
+        .await
+        .expect("a whole body")
+        .to_bytes();
+    Reply {
+        status,
+        headers,
+        body,
+    }
+}
+
+/// The endpoint of a dialect (Gemini's non-streaming one).
+pub fn endpoint(d: Dialect) -> &'static str {
+    match d {
+        Dialect::OpenAiChat => "/v1/chat/completions",
+        Dialect::OpenAiResponses => "/v1/responses",
+        Dialect::Anthropic => "/v1/messages",
+        Dialect::Gemini => "/v1beta/models/gemini-3-pro-preview:generateContent",
+    }
+}
+
+/// The credentials headers a provider wants, with recognisable fake secrets.
+pub fn creds(d: Dialect) -> Vec<(&'static str, &'static str)> {
+    match d {
+        Dialect::OpenAiChat | Dialect::OpenAiResponses => {
+            vec![("authorization", "Bearer sk-test-SECRET-openai-0001")]
+        }
+        Dialect::Anthropic => vec![
+            ("x-api-key", "sk-ant-SECRET-anthropic-0002"),
+            ("anthropic-version", "2023-06-01"),
+        ],
+        Dialect::Gemini => vec![("x-goog-api-key", "AIza-SECRET-gemini-0003")],
+    }
+}
+
+/// A POST of `body` to the dialect's endpoint, with credentials and extra headers.
+pub fn request(d: Dialect, body: &Value, extra: &[(&str, &str)]) -> Request<Body> {
+    request_to(d, endpoint(d), body.to_string(), extra)
+}
+
+/// A POST of raw bytes to a path.
+pub fn request_to(
+    d: Dialect,
+    path: &str,
+    body: impl Into<Body>,
+    extra: &[(&str, &str)],
+) -> Request<Body> {
+    let mut b = Request::post(path).header("content-type", "application/json");
+    for (k, v) in creds(d) {
+        b = b.header(k, v);
+    }
+    for (k, v) in extra {
+        b = b.header(*k, *v);
+    }
+    b.body(body.into()).expect("a request")
+}
