@@ -417,24 +417,10 @@ fn plan(a: &Analysis, body: &Value, opts: &RepairOptions) -> Plan {
         touched.insert(call);
         touched.insert(result);
         let ptr = chain.nodes[call].ptr;
-        let field = if d == Dialect::OpenAiResponses {
-            "call_id"
-        } else {
-            "id"
-        };
-        let Some(i) = ptr.item.map(|i| i as usize) else {
+        let Some(edit) = id_field_edit(d, ptr, true, id) else {
             continue;
         };
-        let sub = match (ptr.key, ptr.sub) {
-            (Some(k), Some(j)) => Some((k, j as usize)),
-            _ => None,
-        };
-        p.fields.push(FieldEdit {
-            item: i,
-            sub,
-            name: field.into(),
-            value: Some(json!(id)),
-        });
+        p.fields.push(edit);
         p.note(
             Rule::InvalidCallId,
             ptr.render(),
