@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use clap::Args;
 use mend::Dialect;
-use mend_gateway::config::{parse_listen, strip_userinfo};
+use mend_gateway::config::{parse_listen, set_provider, strip_userinfo};
 use mend_gateway::{Config, Gateway, Mode};
 
 use crate::printer::Printer;
@@ -64,10 +64,10 @@ pub struct ServeArgs {
     /// Write every request and response as JSONL in this folder, credentials redacted
     #[arg(long, value_name = "DIR")]
     tap: Option<PathBuf>,
-    /// Keep conversations named by x-mend-conversation in this store: sqlite:PATH or
-    /// postgres://... (also MEND_STORE)
-    #[arg(long, value_name = "DB")]
-    store: Option<String>,
+    /// Keep conversations named by x-mend-conversation in this database: sqlite:PATH or
+    /// postgres://... (as for `mend store`; also MEND_DB)
+    #[arg(long, value_name = "URL")]
+    db: Option<String>,
     /// Log level filter for stderr (error, warn, info, debug, trace, or a RUST_LOG-style filter)
     #[arg(long, value_name = "FILTER", default_value = "info")]
     log: String,
@@ -113,9 +113,7 @@ impl ServeArgs {
             (&self.gemini_provider, &[Dialect::Gemini][..]),
         ] {
             if let Some(p) = provider {
-                for d in dialects {
-                    c.upstream_mut(*d).provider = Some(p.clone());
-                }
+                set_provider(&mut c, p, dialects);
             }
         }
         if let Some(n) = self.body_limit {
@@ -133,8 +131,8 @@ impl ServeArgs {
         if let Some(t) = &self.tap {
             c.tap = Some(t.clone());
         }
-        if let Some(db) = &self.store {
-            c.store = Some(db.clone());
+        if let Some(db) = &self.db {
+            c.db = Some(db.clone());
         }
         c.validate().map_err(|e| e.to_string())?;
         Ok(c)
@@ -161,7 +159,7 @@ pub fn run(args: ServeArgs, printer: &mut Printer) -> io::Result<Status> {
 
 async fn serve(config: Config, printer: &mut Printer) -> io::Result<Status> {
     let listen = config.listen;
-    let store = config.store.as_deref().map(strip_userinfo);
+    let store = config.db.as_deref().map(strip_userinfo);
     let gateway = match Gateway::open(config).await {
         Ok(g) => g,
         Err(e) => {

@@ -128,9 +128,10 @@ pub struct Config {
     /// A folder for the debug tap (JSONL of each request and response, credentials
     /// redacted). Off by default.
     pub tap: Option<PathBuf>,
-    /// The conversation store address (`sqlite:PATH`, `postgres://...`), for requests
-    /// that carry `x-mend-conversation`. Off by default.
-    pub store: Option<String>,
+    /// The conversation store's database (`sqlite:PATH`, `postgres://...`, as
+    /// `mend store --db` takes), for requests that carry `x-mend-conversation`. Off by
+    /// default.
+    pub db: Option<String>,
 }
 
 /// The default listen address: loopback only.
@@ -146,7 +147,7 @@ impl Default for Config {
             read_timeout: Duration::from_secs(600),
             mode_header: true,
             tap: None,
-            store: None,
+            db: None,
         }
     }
 }
@@ -183,7 +184,7 @@ impl ConfigError {
 /// read_timeout_ms = 600000
 /// mode_header = true
 /// tap = "/tmp/mend-tap"
-/// store = "sqlite:/var/lib/mend/conversations.db"
+/// db = "sqlite:/var/lib/mend/conversations.db"
 ///
 /// [upstream.openai]            # both OpenAI dialects; openai_chat / openai_responses for one
 /// base_url = "https://api.groq.com/openai"
@@ -202,7 +203,7 @@ struct FileConfig {
     read_timeout_ms: Option<u64>,
     mode_header: Option<bool>,
     tap: Option<PathBuf>,
-    store: Option<String>,
+    db: Option<String>,
     #[serde(default)]
     upstream: BTreeMap<String, FileUpstream>,
 }
@@ -252,8 +253,8 @@ impl Config {
         if let Some(t) = file.tap {
             self.tap = Some(t);
         }
-        if let Some(s) = file.store {
-            self.store = Some(s);
+        if let Some(s) = file.db {
+            self.db = Some(s);
         }
         for name in file.upstream.keys() {
             if !UPSTREAM_NAMES.iter().any(|(n, _)| n == name) {
@@ -273,7 +274,7 @@ impl Config {
                 if let Some(b) = &u.base_url {
                     up.base_url = trim_base(b);
                 }
-                if let Some(p) = &u.provider {
+                if let Some(p) = u.provider.as_ref().filter(|p| applies(p, *d, dialects)) {
                     up.provider = Some(p.clone());
                 }
                 if let Some(m) = u.mode {
@@ -296,7 +297,7 @@ impl Config {
     /// process environment):
     ///
     /// - `MEND_LISTEN`, `MEND_MODE`, `MEND_BODY_LIMIT` (bytes), `MEND_CONNECT_TIMEOUT_MS`,
-    ///   `MEND_READ_TIMEOUT_MS`, `MEND_TAP`, `MEND_STORE`;
+    ///   `MEND_READ_TIMEOUT_MS`, `MEND_TAP`, `MEND_DB` (as for `mend store`);
     /// - per upstream `MEND_<NAME>_BASE_URL`, `MEND_<NAME>_PROVIDER`, `MEND_<NAME>_MODE`
     ///   with NAME one of `OPENAI` (both OpenAI dialects), `OPENAI_CHAT`,
     ///   `OPENAI_RESPONSES`, `ANTHROPIC`, `GEMINI`.
@@ -327,8 +328,8 @@ impl Config {
         if let Some(t) = get("MEND_TAP") {
             self.tap = Some(PathBuf::from(t));
         }
-        if let Some(s) = get("MEND_STORE") {
-            self.store = Some(s);
+        if let Some(s) = get("MEND_DB") {
+            self.db = Some(s);
         }
         for (name, dialects) in UPSTREAM_NAMES {
             let prefix = format!("MEND_{}", name.to_ascii_uppercase());
@@ -346,7 +347,7 @@ impl Config {
                 if let Some(b) = &base {
                     up.base_url = trim_base(b);
                 }
-                if let Some(p) = &provider {
+                if let Some(p) = provider.as_ref().filter(|p| applies(p, *d, dialects)) {
                     up.provider = Some(p.clone());
                 }
                 if let Some(m) = mode {
@@ -419,6 +420,23 @@ fn slot(dialect: Dialect) -> usize {
         Dialect::OpenAiResponses => 1,
         Dialect::Anthropic => 2,
         Dialect::Gemini => 3,
+    }
+}
+
+/// Whether a provider set for a group of dialects (`openai`: chat and Responses) applies
+/// to one of them: a chat-only profile (`groq`, `mistral`) set on `openai` refines chat
+/// and leaves Responses alone. Set on one dialect alone, it always applies (and
+/// [`Config::validate`] says when it does not fit).
+fn applies(provider: &str, dialect: Dialect, group: &[Dialect]) -> bool {
+    group.len() == 1 || Profile::named(provider).is_none_or(|p| p.fits(dialect))
+}
+
+/// Set a provider profile on a group of dialects, as the `openai` section does.
+pub fn set_provider(config: &mut Config, provider: &str, group: &[Dialect]) {
+    for d in group {
+        if applies(provider, *d, group) {
+            config.upstream_mut(*d).provider = Some(provider.to_string());
+        }
     }
 }
 
@@ -541,6 +559,16 @@ mod tests {
         c.upstream_mut(Dialect::OpenAiResponses).provider = Some("mistral".into());
         let e = c.validate().unwrap_err();
         assert!(e.reason.contains("does not serve"), "{e}");
+        // Set on both OpenAI dialects, a chat-only profile refines chat alone.
+        let mut c = Config::default();
+        c.apply_env(|k| (k == "MEND_OPENAI_PROVIDER").then(|| "mistral".to_string()))
+            .unwrap();
+        c.validate().unwrap();
+        assert_eq!(
+            c.upstream(Dialect::OpenAiChat).provider.as_deref(),
+            Some("mistral")
+        );
+        assert_eq!(c.upstream(Dialect::OpenAiResponses).provider, None);
     }
 
     #[test]

@@ -27,7 +27,8 @@
 //! verdict on one body, no I/O), `proxy` (one request end to end), `stream` (the
 //! pass-through body that keeps a copy), [`errors`] (answers in each provider's error
 //! shape), [`tap`] (the redacted JSONL debug tap), [`metrics`], [`exchange`]
-//! (conversation capture).
+//! (conversation capture: what an exchange adds, read with `mend::canonical`) and
+//! [`store`] (the `mend-store` sink behind `x-mend-conversation`).
 //!
 //! Invariants: the upstream host comes from configuration only; credentials
 //! (`Authorization`, `x-api-key`, `x-goog-api-key`, `api-key`, Gemini's `key=`) are
@@ -145,9 +146,9 @@ impl Gateway {
     }
 
     /// As [`Gateway::new`], and open the conversation store the configuration names
-    /// (`store`), if any, for requests that carry `x-mend-conversation`.
+    /// (`db`), if any, for requests that carry `x-mend-conversation`.
     pub async fn open(config: Config) -> Result<Gateway, Error> {
-        let sink: Option<Arc<dyn Conversations>> = match &config.store {
+        let sink: Option<Arc<dyn Conversations>> = match &config.db {
             Some(url) => {
                 let store = mend_store::AnyStore::open(url)
                     .await

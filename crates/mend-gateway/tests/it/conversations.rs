@@ -168,7 +168,7 @@ async fn a_sqlite_store_keeps_exchanges_through_a_real_socket() {
     let dir = crate::secrets::tempdir("store");
     let db = format!("sqlite:{}", dir.join("conversations.db").display());
     let mut config = config_for(&mock, Mode::Repair);
-    config.store = Some(db.clone());
+    config.db = Some(db.clone());
     let gateway = Gateway::open(config).await.unwrap();
     assert!(gateway.keeps_conversations());
     // A real socket, so hyper (not a test harness) drives the bodies: a JSON answer
