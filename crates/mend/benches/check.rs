@@ -33,17 +33,7 @@ fn parse_vs_check(c: &mut Criterion) {
 
             let mut group = c.benchmark_group(format!("{dialect}-{}", size.name));
             group.throughput(Throughput::Bytes(bytes.len() as u64));
-            // Budget per function: ~3 s at 5 KB and 200 KB, ~6 s at 5 MB (20 ms per run).
-            match size.bytes {
-                b if b >= 1024 * 1024 => group
-                    .sample_size(20)
-                    .warm_up_time(Duration::from_secs(1))
-                    .measurement_time(Duration::from_secs(5)),
-                _ => group
-                    .sample_size(50)
-                    .warm_up_time(Duration::from_millis(500))
-                    .measurement_time(Duration::from_secs(2)),
-            };
+            budget(&mut group, size.bytes);
             group.bench_function("parse", |b| {
                 b.iter(|| {
                     serde_json::from_slice::<Value>(black_box(&bytes)).expect("the corpus is JSON")
@@ -70,16 +60,7 @@ fn parse_vs_check(c: &mut Criterion) {
             );
             let mut group = c.benchmark_group(format!("{dialect}-{}-damaged", size.name));
             group.throughput(Throughput::Bytes(damaged.len() as u64));
-            match size.bytes {
-                b if b >= 1024 * 1024 => group
-                    .sample_size(20)
-                    .warm_up_time(Duration::from_secs(1))
-                    .measurement_time(Duration::from_secs(5)),
-                _ => group
-                    .sample_size(50)
-                    .warm_up_time(Duration::from_millis(500))
-                    .measurement_time(Duration::from_secs(2)),
-            };
+            budget(&mut group, size.bytes);
             group.bench_function("parse", |b| {
                 b.iter(|| serde_json::from_slice::<Value>(black_box(&damaged)).expect("JSON"))
             });
@@ -91,6 +72,24 @@ fn parse_vs_check(c: &mut Criterion) {
             });
             group.finish();
         }
+    }
+}
+
+/// Budget per function: ~3 s at 5 KB and 200 KB, ~6 s at 5 MB (20 ms per run).
+fn budget(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    bytes: usize,
+) {
+    if bytes >= 1024 * 1024 {
+        group
+            .sample_size(20)
+            .warm_up_time(Duration::from_secs(1))
+            .measurement_time(Duration::from_secs(5));
+    } else {
+        group
+            .sample_size(50)
+            .warm_up_time(Duration::from_millis(500))
+            .measurement_time(Duration::from_secs(2));
     }
 }
 

@@ -1384,60 +1384,23 @@ fn base62(mut h: u64, len: usize) -> String {
 /// Rename call ids consistently on calls and results.
 fn rename_ids(p: &mut Plan, a: &Analysis, renames: &BTreeMap<String, String>) {
     for node in &a.chain.nodes {
-        let (id, field) = match (a.dialect, &node.kind) {
-            (
-                Dialect::OpenAiChat,
-                NodeKind::Call {
-                    call_id: Some(id), ..
-                },
-            ) => (*id, "id"),
-            (
-                Dialect::OpenAiChat,
-                NodeKind::Result {
-                    call_id: Some(id), ..
-                },
-            ) => (*id, "tool_call_id"),
-            (
-                Dialect::OpenAiResponses,
-                NodeKind::Call {
-                    call_id: Some(id), ..
-                }
-                | NodeKind::Result {
-                    call_id: Some(id), ..
-                },
-            ) => (*id, "call_id"),
-            (
-                Dialect::Anthropic,
-                NodeKind::Call {
-                    call_id: Some(id), ..
-                },
-            ) => (*id, "id"),
-            (
-                Dialect::Anthropic,
-                NodeKind::Result {
-                    call_id: Some(id), ..
-                },
-            ) => (*id, "tool_use_id"),
+        let (id, is_call) = match node.kind {
+            NodeKind::Call {
+                call_id: Some(id), ..
+            } => (id, true),
+            NodeKind::Result {
+                call_id: Some(id), ..
+            } => (id, false),
             _ => continue,
         };
         let Some(new) = renames.get(id) else { continue };
-        let ptr = node.ptr;
-        let Some(i) = ptr.item.map(|i| i as usize) else {
+        let Some(edit) = id_field_edit(a.dialect, node.ptr, is_call, new) else {
             continue;
         };
-        let sub = match (ptr.key, ptr.sub) {
-            (Some(k), Some(j)) => Some((k, j as usize)),
-            _ => None,
-        };
-        p.fields.push(FieldEdit {
-            item: i,
-            sub,
-            name: field.into(),
-            value: Some(json!(new)),
-        });
+        p.fields.push(edit);
         p.note(
             Rule::InvalidCallId,
-            ptr.render(),
+            node.ptr.render(),
             "rename",
             format!("renamed call id `{id}` to `{new}`, on the call and its results alike"),
         );
@@ -1465,24 +1428,9 @@ fn restorable_ids<'a>(
         if idless.len() != 1 {
             continue;
         }
-        // The window where its results must sit.
-        let mut window = Vec::new();
-        let mut u = t + 1;
-        while u < chain.turns.len() {
-            let turn = &chain.turns[u];
-            let fits = match a.dialect {
-                Dialect::Anthropic => u == t + 1 && turn.role == Role::User,
-                _ => turn.role == Role::Tool,
-            };
-            if !fits {
-                break;
-            }
-            window.push(u);
-            u += 1;
-        }
+        let window = result_window(a, t + 1);
         let orphans: Vec<(usize, &str)> = window
-            .iter()
-            .flat_map(|&u| chain.turns[u].first..chain.turns[u].end)
+            .flat_map(|u| chain.turns[u].first..chain.turns[u].end)
             .filter(|n| !call_of.contains_key(n))
             .filter_map(|n| match chain.nodes[n].kind {
                 NodeKind::Result {
@@ -1607,22 +1555,9 @@ fn restorable_result_ids<'a>(
                 _ => None,
             })
             .collect();
-        let mut window = Vec::new();
-        let mut u = end;
-        while u < chain.turns.len() {
-            let fits = match a.dialect {
-                Dialect::Anthropic => u == end && chain.turns[u].role == Role::User,
-                _ => chain.turns[u].role == Role::Tool,
-            };
-            if !fits {
-                break;
-            }
-            window.push(u);
-            u += 1;
-        }
+        let window = result_window(a, end);
         let idless: Vec<usize> = window
-            .iter()
-            .flat_map(|&u| chain.turns[u].first..chain.turns[u].end)
+            .flat_map(|u| chain.turns[u].first..chain.turns[u].end)
             .filter(|n| !call_of.contains_key(n))
             .filter(|&n| {
                 matches!(chain.nodes[n].kind, NodeKind::Result { kind: CallKind::Client, call_id, name, .. }
@@ -1635,4 +1570,22 @@ fn restorable_result_ids<'a>(
         t = end;
     }
     out
+}
+
+/// The turns, from `start` on, where the results of the calls just before must sit: the
+/// next user message (Anthropic), or the run of tool turns (OpenAI dialects).
+fn result_window(a: &Analysis, start: usize) -> std::ops::Range<usize> {
+    let chain = &a.chain;
+    let mut end = start;
+    while end < chain.turns.len() {
+        let fits = match a.dialect {
+            Dialect::Anthropic => end == start && chain.turns[end].role == Role::User,
+            _ => chain.turns[end].role == Role::Tool,
+        };
+        if !fits {
+            break;
+        }
+        end += 1;
+    }
+    start..end
 }
