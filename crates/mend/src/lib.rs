@@ -27,6 +27,7 @@ pub mod canonical;
 pub mod chain;
 pub mod dialect;
 pub mod groups;
+pub mod next;
 pub mod profile;
 pub mod repair;
 pub mod rules;

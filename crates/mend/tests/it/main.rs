@@ -4,5 +4,6 @@
 mod cases;
 mod fixtures;
 mod mutations;
+mod next_cases;
 mod properties;
 mod support;
