@@ -12,6 +12,7 @@ mod check;
 mod fix;
 mod input;
 mod inspect;
+mod next;
 mod printer;
 mod serve;
 mod store;
@@ -150,6 +151,26 @@ enum Command {
         after_help = "Example:\n  mend store append chat-42 turn.json --dialect openai_chat --key turn-7\n  mend store load chat-42 --as openai_chat --model gpt-4o"
     )]
     Store(store::StoreArgs),
+    /// The next request: a request, its response and the tool results, as the body to send next
+    #[command(
+        long_about = "The next request: a request, its response and the tool results, as the body to send next.\n\n\
+            Appends the response's output to the request's history exactly as the provider \
+            needs it back (Responses reasoning items with their followers, rs_/msg_/fc_ ids, \
+            Anthropic thinking signatures, Gemini thought signatures), then the tool results \
+            where the dialect wants them: chat `tool` messages, Responses \
+            `function_call_output` items, one Anthropic user message of `tool_result` blocks, \
+            one Gemini user content of `functionResponse` parts, each in call order. The \
+            response is a JSON body or an SSE stream. A Responses request with \
+            previous_response_id gets only the new items and the response's id.\n\n\
+            The body goes to stdout, checked as `mend check` would; notes, calls left without \
+            a result, and violations go to stderr.\n\n\
+            Exit codes: 0 the body is valid and every call answered, 1 violations or \
+            unanswered calls, 2 bad input (unreadable, not JSON, a response of another \
+            dialect or cut short, a provider error, a result that answers no call).",
+        after_help = "Example:\n  mend next --request req.json --response resp.sse --tool-results results.json > next.json\n\n\
+            results.json:\n  [{\"call_id\": \"call_7Gq2x\", \"output\": \"18C and sunny\"},\n   {\"call_id\": \"call_9Zt1\", \"output\": {\"rows\": 3}, \"is_error\": false}]"
+    )]
+    Next(next::NextArgs),
 }
 
 /// What to read bodies as; shared by check and inspect.
@@ -322,6 +343,7 @@ fn run(command: Command, printer: &mut Printer) -> io::Result<Status> {
         Command::Providers(args) => catalog::providers(args.json, printer),
         Command::Serve(args) => serve::run(args, printer),
         Command::Store(args) => store::run(args, printer),
+        Command::Next(args) => next::run(args, printer),
     }
 }
 

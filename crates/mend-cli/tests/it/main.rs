@@ -6,5 +6,6 @@ mod check;
 mod commands;
 mod fix;
 mod inspect;
+mod next;
 mod store;
 mod support;
