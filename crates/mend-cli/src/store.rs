@@ -1,5 +1,5 @@
 //! `mend store`: append to, load from, list, fork, delete and export conversations kept
-//! in a store (`--db sqlite:PATH` or `--db postgres://…`).
+//! in a store (`--db sqlite:PATH` or `--db postgres://…`), and prune old idempotency keys.
 //!
 //! Invariant: message text goes through untouched. Each message is read as its own bytes
 //! (an element of the array, or a line of JSON Lines) with only the white space between
@@ -119,6 +119,24 @@ enum StoreCommand {
     Delete {
         /// The conversation
         conversation: String,
+    },
+    /// Forget idempotency keys older than an age, in every conversation
+    #[command(
+        long_about = "Forget the idempotency keys of every conversation that are older \
+            than --older-than (default 7d, the store's key lifetime). Messages are never \
+            touched.\n\n\
+            Keys live for a bounded time: an append with a key the conversation saw \
+            within the last 7 days writes nothing and answers the first append's \
+            sequences; an older key is forgotten, and an append with it writes again. \
+            Each append forgets its own conversation's expired keys as it goes; this \
+            command clears those of conversations nobody appends to any more (run it \
+            from cron, say).",
+        after_help = "Example:\n  mend store prune --older-than 24h"
+    )]
+    Prune {
+        /// The age: a number with s, m, h or d
+        #[arg(long, value_name = "AGE", default_value = "7d")]
+        older_than: String,
     },
     /// Print conversations as JSON Lines, one conversation with its messages per line
     #[command(
@@ -341,7 +359,36 @@ async fn dispatch(store: &AnyStore, command: StoreCommand, printer: &mut Printer
             out(printer, &format!("deleted {conversation}\n"))
         }
         StoreCommand::Export { conversations } => export(store, conversations, printer).await,
+        StoreCommand::Prune { older_than } => {
+            let age = parse_age(&older_than)
+                .map_err(|why| usage(printer, format!("--older-than: {why}")))?;
+            let gone = store
+                .prune_keys(age)
+                .await
+                .map_err(|e| failed(printer, &e))?;
+            out(
+                printer,
+                &format!("forgot {gone} idempotency keys older than {older_than}\n"),
+            )
+        }
     }
+}
+
+/// `90s`, `15m`, `24h`, `7d`.
+fn parse_age(s: &str) -> Result<std::time::Duration, String> {
+    let s = s.trim();
+    let (n, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len()));
+    let n: u64 = n
+        .parse()
+        .map_err(|_| format!("'{s}' is not an age (a number with s, m, h or d: 24h, 7d)"))?;
+    let secs = match unit {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86_400,
+        _ => return Err(format!("'{s}' has no unit (s, m, h or d: 24h, 7d)")),
+    };
+    Ok(std::time::Duration::from_secs(n.saturating_mul(secs)))
 }
 
 fn pretty(v: &Value) -> String {
@@ -576,6 +623,7 @@ async fn append(store: &AnyStore, args: AppendArgs, printer: &mut Printer) -> Ou
     let options = AppendOptions {
         idempotency_key: args.key.clone(),
         validation,
+        ..AppendOptions::default()
     };
     let done = store
         .append(&args.conversation, &messages, &options)

@@ -184,6 +184,13 @@ impl Store for AnyStore {
             AnyStore::Postgres(s) => s.delete(conversation).await,
         }
     }
+
+    async fn prune_keys(&self, older_than: std::time::Duration) -> Result<u64> {
+        match self {
+            AnyStore::Sqlite(s) => s.prune_keys(older_than).await,
+            AnyStore::Postgres(s) => s.prune_keys(older_than).await,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -45,6 +45,16 @@ pub enum Error {
         /// Last sequence of the earlier append (first - 1 when it was empty).
         last: u64,
     },
+    /// A compare-and-append found the conversation moved on.
+    #[error("conversation '{conversation}' ends at sequence {last}, not {expected} as the append expected; nothing was written")]
+    Moved {
+        /// The conversation.
+        conversation: String,
+        /// The last sequence the append expected.
+        expected: u64,
+        /// The last sequence it has.
+        last: u64,
+    },
     /// Validation found that the append would make the history invalid.
     #[error("append rejected: {}", describe(violations))]
     Rejected {

@@ -14,7 +14,9 @@
 //!   cleaned up or reordered, and nothing depends on how messages were batched.
 //! - Sequence numbers are assigned by the store, per conversation, from 1 without gaps.
 //! - An append is atomic and durable once acknowledged; an append whose idempotency key
-//!   was already used writes nothing and returns the first append's sequences.
+//!   was already used (within the key lifetime, seven days unless told) writes nothing
+//!   and returns the first append's sequences. Keys past their lifetime are forgotten,
+//!   so the key table stays bounded by the appends of one lifetime.
 //! - Concurrent writers to one conversation lose and duplicate nothing.
 //!
 //! What it is not: a cache of provider state, a search index, or a converter. It does not
@@ -233,15 +235,24 @@ pub struct ListOptions {
     pub after: Option<String>,
 }
 
+/// How long an idempotency key is remembered unless the store is told otherwise
+/// ([`SqliteOptions::key_ttl`], [`PgOptions::key_ttl`]): seven days.
+pub const DEFAULT_KEY_TTL: std::time::Duration = std::time::Duration::from_secs(7 * 24 * 3600);
+
 /// How to append.
 #[derive(Debug, Clone, Default)]
 pub struct AppendOptions {
-    /// The idempotency key: an append whose key this conversation has already seen
-    /// writes nothing and returns the sequences of the first one (or
-    /// [`Error::KeyConflict`] when the messages differ).
+    /// The idempotency key: an append whose key this conversation has seen within the
+    /// store's key lifetime writes nothing and returns the sequences of the first one
+    /// (or [`Error::KeyConflict`] when the messages differ). Keys older than the
+    /// lifetime are forgotten (see [`Store::prune_keys`]).
     pub idempotency_key: Option<String>,
     /// Check the resulting history for a dialect before committing.
     pub validation: Option<Validation>,
+    /// Append only if the conversation's last sequence is still this one
+    /// (compare-and-append): otherwise nothing is written and the answer is
+    /// [`Error::Moved`]. A replayed key is answered before this is checked.
+    pub expect_last: Option<u64>,
 }
 
 impl AppendOptions {
@@ -249,8 +260,15 @@ impl AppendOptions {
     pub fn keyed(key: impl Into<String>) -> AppendOptions {
         AppendOptions {
             idempotency_key: Some(key.into()),
-            validation: None,
+            ..AppendOptions::default()
         }
+    }
+
+    /// Append only if the conversation still ends at `last` (see
+    /// [`AppendOptions::expect_last`]).
+    pub fn expecting_last(mut self, last: u64) -> AppendOptions {
+        self.expect_last = Some(last);
+        self
     }
 
     /// Also check the resulting history.
@@ -321,6 +339,23 @@ pub trait Store: Send + Sync {
     /// Delete a conversation with its messages and keys. Its forks stay. Returns whether
     /// it existed.
     fn delete(&self, conversation: &str) -> impl Future<Output = Result<bool>> + Send;
+
+    /// Forget the idempotency keys of every conversation that are older than
+    /// `older_than`; returns how many were forgotten. Messages are never touched.
+    ///
+    /// Each append already forgets its own conversation's keys older than the store's
+    /// key lifetime, in its transaction, before it looks its key up: within the
+    /// lifetime a used key always replays, past it a key is never honoured. This call
+    /// is for the conversations nobody appends to any more (`mend store prune`).
+    fn prune_keys(
+        &self,
+        older_than: std::time::Duration,
+    ) -> impl Future<Output = Result<u64>> + Send;
+}
+
+/// `now - ttl` in unix milliseconds: keys created before it are expired.
+pub(crate) fn expiry_cutoff(ttl: std::time::Duration) -> i64 {
+    now_ms().saturating_sub(i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX))
 }
 
 /// Unix time in milliseconds.
@@ -345,9 +380,11 @@ pub(crate) fn check_conversation_id(id: &str) -> Result<()> {
 
 #[doc(hidden)]
 pub mod testing {
-    //! Hooks for the crate's own tests: apply a chosen list of migrations, to build a
-    //! database as an older version left it. Not part of the API.
+    //! Hooks for tests (this crate's, the CLI's): apply a chosen list of migrations, to
+    //! build a database as an older version left it; drop a test's PostgreSQL schema.
+    //! Not part of the API.
     pub use crate::migrate::{Migration, POSTGRES_MIGRATIONS, SQLITE_MIGRATIONS};
+    pub use crate::postgres::drop_schema as drop_postgres_schema;
     pub use crate::postgres::migrate_with as migrate_postgres_with;
     pub use crate::sqlite::migrate_with as migrate_sqlite_with;
 }

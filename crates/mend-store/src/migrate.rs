@@ -21,18 +21,32 @@ pub struct Migration {
 }
 
 /// The SQLite schema, oldest first.
-pub const SQLITE_MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    name: "conversations",
-    sql: include_str!("../migrations/sqlite/0001_conversations.sql"),
-}];
+pub const SQLITE_MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "conversations",
+        sql: include_str!("../migrations/sqlite/0001_conversations.sql"),
+    },
+    Migration {
+        version: 2,
+        name: "append keys by age",
+        sql: include_str!("../migrations/sqlite/0002_append_keys_by_age.sql"),
+    },
+];
 
 /// The PostgreSQL schema, oldest first.
-pub const POSTGRES_MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    name: "conversations",
-    sql: include_str!("../migrations/postgres/0001_conversations.sql"),
-}];
+pub const POSTGRES_MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "conversations",
+        sql: include_str!("../migrations/postgres/0001_conversations.sql"),
+    },
+    Migration {
+        version: 2,
+        name: "append keys by age",
+        sql: include_str!("../migrations/postgres/0002_append_keys_by_age.sql"),
+    },
+];
 
 /// The migrations a database at `current` still needs, or why it cannot be opened.
 pub(crate) fn pending(current: i64, migrations: &[Migration]) -> Result<&[Migration], Error> {

@@ -20,10 +20,10 @@ use tokio_postgres::NoTls;
 
 use crate::message::{ids_for, NewMessage, StoredMessage};
 use crate::migrate::{pending, Migration, POSTGRES_MIGRATIONS};
-use crate::sqlite::{replay, run_of, to_i64, to_u64, RawInfo};
+use crate::sqlite::{expect, replay, run_of, to_i64, to_u64, RawInfo};
 use crate::{
-    check_conversation_id, fresh_id, now_ms, validate, AppendOptions, Appended, ConversationInfo,
-    Error, ForkOrigin, Format, ListOptions, NewConversation, Result, Span, Store,
+    check_conversation_id, expiry_cutoff, fresh_id, now_ms, validate, AppendOptions, Appended,
+    ConversationInfo, Error, ForkOrigin, Format, ListOptions, NewConversation, Result, Span, Store,
 };
 
 /// How to connect to PostgreSQL.
@@ -35,6 +35,8 @@ pub struct PgOptions {
     pub pool_size: usize,
     /// How long to wait for the server when connecting.
     pub connect_timeout: Duration,
+    /// How long an idempotency key is remembered ([`crate::DEFAULT_KEY_TTL`]).
+    pub key_ttl: Duration,
 }
 
 impl Default for PgOptions {
@@ -43,6 +45,7 @@ impl Default for PgOptions {
             schema: "mend".into(),
             pool_size: 16,
             connect_timeout: Duration::from_secs(5),
+            key_ttl: crate::DEFAULT_KEY_TTL,
         }
     }
 }
@@ -52,6 +55,7 @@ impl Default for PgOptions {
 pub struct PgStore {
     pool: Pool,
     schema: String,
+    key_ttl: Duration,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -139,6 +143,22 @@ pub async fn migrate_with(url: &str, schema: &str, migrations: &[Migration]) -> 
     migrate(&pool, schema, migrations).await
 }
 
+/// Drop a schema with everything in it. For tests that made one of their own.
+pub async fn drop_schema(url: &str, schema: &str) -> Result<()> {
+    check_schema(schema)?;
+    let options = PgOptions {
+        schema: schema.to_string(),
+        pool_size: 1,
+        ..PgOptions::default()
+    };
+    let pool = pool_for(url, &options)?;
+    let client = pool.get().await.map_err(|e| Error::Pool(e.to_string()))?;
+    client
+        .batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
+        .await
+        .op("drop schema")
+}
+
 async fn migrate(pool: &Pool, schema: &str, migrations: &[Migration]) -> Result<()> {
     let mut client = pool.get().await.map_err(|e| Error::Pool(e.to_string()))?;
     let tx = client.transaction().await.op("begin migration")?;
@@ -201,6 +221,7 @@ impl PgStore {
         Ok(PgStore {
             pool,
             schema: options.schema,
+            key_ttl: options.key_ttl,
         })
     }
 
@@ -278,6 +299,18 @@ impl Store for PgStore {
             )
             .await
             .op("read messages")?;
+        // Keys past their lifetime go first, so an expired key is never honoured. The
+        // lookup is pipelined behind the delete (sent together, run in order).
+        let prune = tx
+            .prepare_cached("DELETE FROM append_keys WHERE conversation = $1 AND created_at < $2")
+            .await
+            .op("forget expired idempotency keys")?;
+        let cutoff = expiry_cutoff(self.key_ttl);
+        let pruned = async {
+            tx.execute(&prune, &[&pk, &cutoff])
+                .await
+                .op("forget expired idempotency keys")
+        };
         if let Some(key) = &options.idempotency_key {
             let lookup = tx
                 .prepare_cached(
@@ -285,11 +318,13 @@ impl Store for PgStore {
                 )
                 .await
                 .op("look up idempotency key")?;
-            if let Some(row) = tx
-                .query_opt(&lookup, &[&pk, key])
-                .await
-                .op("look up idempotency key")?
-            {
+            let looked_up = async {
+                tx.query_opt(&lookup, &[&pk, key])
+                    .await
+                    .op("look up idempotency key")
+            };
+            let (_, earlier) = tokio::try_join!(pruned, looked_up)?;
+            if let Some(row) = earlier {
                 let (first, count): (i64, i64) = (row.get(0), row.get(1));
                 let stored: Vec<String> = tx
                     .query(&read, &[&pk, &first, &(first + count - 1)])
@@ -301,7 +336,10 @@ impl Store for PgStore {
                 tx.rollback().await.op("end replay")?;
                 return replay(conversation, key, first, count, &stored, messages);
             }
+        } else {
+            pruned.await?;
         }
+        expect(conversation, options, last)?;
         let findings = match &options.validation {
             Some(v) => {
                 let stored: Vec<String> = tx
@@ -502,5 +540,16 @@ impl Store for PgStore {
             .await
             .op("delete conversation")?;
         Ok(gone > 0)
+    }
+
+    async fn prune_keys(&self, older_than: Duration) -> Result<u64> {
+        let client = self.client().await?;
+        client
+            .execute(
+                "DELETE FROM append_keys WHERE created_at < $1",
+                &[&expiry_cutoff(older_than)],
+            )
+            .await
+            .op("forget old idempotency keys")
     }
 }

@@ -17,8 +17,8 @@ use rusqlite::{params, Connection, OpenFlags, OptionalExtension, TransactionBeha
 use crate::message::{ids_for, NewMessage, StoredMessage};
 use crate::migrate::{pending, Migration, SQLITE_MIGRATIONS};
 use crate::{
-    check_conversation_id, fresh_id, now_ms, validate, AppendOptions, Appended, ConversationInfo,
-    Error, ForkOrigin, Format, ListOptions, NewConversation, Result, Span, Store,
+    check_conversation_id, expiry_cutoff, fresh_id, now_ms, validate, AppendOptions, Appended,
+    ConversationInfo, Error, ForkOrigin, Format, ListOptions, NewConversation, Result, Span, Store,
 };
 
 /// How hard a commit waits for the disk.
@@ -39,6 +39,8 @@ pub struct SqliteOptions {
     pub synchronous: Synchronous,
     /// Reader connections kept open beside the writer.
     pub readers: usize,
+    /// How long an idempotency key is remembered ([`crate::DEFAULT_KEY_TTL`]).
+    pub key_ttl: Duration,
 }
 
 impl Default for SqliteOptions {
@@ -46,6 +48,7 @@ impl Default for SqliteOptions {
         SqliteOptions {
             synchronous: Synchronous::Full,
             readers: 4,
+            key_ttl: crate::DEFAULT_KEY_TTL,
         }
     }
 }
@@ -292,6 +295,7 @@ pub(crate) fn run_of(first: i64, count: i64) -> Vec<u64> {
 fn append_in(
     conn: &mut Connection,
     label: &str,
+    key_ttl: Duration,
     conversation: &str,
     messages: &[NewMessage],
     options: &AppendOptions,
@@ -319,6 +323,10 @@ fn append_in(
         rows.collect::<rusqlite::Result<Vec<String>>>()
             .op(label, "read messages")
     };
+    // Keys past their lifetime go first, so an expired key is never honoured.
+    tx.prepare_cached("DELETE FROM append_keys WHERE conversation = ?1 AND created_at < ?2")
+        .and_then(|mut s| s.execute(params![pk, expiry_cutoff(key_ttl)]))
+        .op(label, "forget expired idempotency keys")?;
     if let Some(key) = &options.idempotency_key {
         let earlier: Option<(i64, i64)> = tx
             .prepare_cached(
@@ -334,6 +342,7 @@ fn append_in(
             return replay(conversation, key, first, count, &stored, messages);
         }
     }
+    expect(conversation, options, last)?;
     let findings = match &options.validation {
         Some(v) => {
             let format = Format::parse(&format).map_err(Error::Schema)?;
@@ -375,6 +384,18 @@ fn append_in(
         replayed: false,
         findings,
     })
+}
+
+/// Refuse a compare-and-append whose conversation moved on.
+pub(crate) fn expect(conversation: &str, options: &AppendOptions, last: i64) -> Result<()> {
+    match options.expect_last {
+        Some(expected) if to_i64(expected) != last => Err(Error::Moved {
+            conversation: conversation.to_string(),
+            expected,
+            last: to_u64(last),
+        }),
+        _ => Ok(()),
+    }
 }
 
 /// The answer to an append whose key was used: the first result when the messages are
@@ -449,7 +470,10 @@ impl Store for SqliteStore {
         let messages = messages.to_vec();
         let options = options.clone();
         self.blocking(move |inner| {
-            inner.write(|conn, label| append_in(conn, label, &conversation, &messages, &options))
+            let ttl = inner.options.key_ttl;
+            inner.write(|conn, label| {
+                append_in(conn, label, ttl, &conversation, &messages, &options)
+            })
         })
         .await
     }
@@ -615,6 +639,19 @@ impl Store for SqliteStore {
                     .and_then(|mut s| s.execute([&conversation]))
                     .op(label, "delete conversation")?;
                 Ok(gone > 0)
+            })
+        })
+        .await
+    }
+
+    async fn prune_keys(&self, older_than: Duration) -> Result<u64> {
+        self.blocking(move |inner| {
+            inner.write(|conn, label| {
+                let gone = conn
+                    .prepare_cached("DELETE FROM append_keys WHERE created_at < ?1")
+                    .and_then(|mut s| s.execute([expiry_cutoff(older_than)]))
+                    .op(label, "forget old idempotency keys")?;
+                Ok(gone as u64)
             })
         })
         .await

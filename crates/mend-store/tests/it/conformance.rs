@@ -93,7 +93,7 @@ pub async fn load_returns_exactly_what_was_appended<B: Backend>(b: &B) {
         let key = (i % 2 == 0).then(|| format!("k{i}"));
         let opts = AppendOptions {
             idempotency_key: key,
-            validation: None,
+            ..AppendOptions::default()
         };
         let done = store.append(&conv.id, batch, &opts).await.unwrap();
         let want: Vec<u64> = (next..next + batch.len() as u64).collect();
@@ -630,4 +630,156 @@ pub async fn canonical_messages_come_back_and_render_for_any_dialect<B: Backend>
         err.to_string().contains("tool-result-without-call"),
         "{err}"
     );
+}
+
+/// Keys live for the store's key lifetime: within it a used key replays, past it the key
+/// is forgotten (by the next append to its conversation, or by `prune_keys` for all).
+pub async fn used_keys_are_forgotten_after_their_lifetime<B: Backend>(b: &B) {
+    let ttl = std::time::Duration::from_millis(600);
+    let store = b.try_open_with_key_ttl(ttl).await.unwrap();
+    let one = [v(json!({"role": "user", "content": "once"}))];
+    let conv = store
+        .create(NewConversation::with_id("live"))
+        .await
+        .unwrap();
+    let idle = store
+        .create(NewConversation::with_id("idle"))
+        .await
+        .unwrap();
+    store
+        .append(&idle.id, &one, &AppendOptions::keyed("old"))
+        .await
+        .unwrap();
+    let first = store
+        .append(&conv.id, &one, &AppendOptions::keyed("k"))
+        .await
+        .unwrap();
+    assert_eq!(first.sequences, vec![1]);
+    // Within the lifetime: replayed, nothing written (also by another handle).
+    let again = b
+        .try_open_with_key_ttl(ttl)
+        .await
+        .unwrap()
+        .append(&conv.id, &one, &AppendOptions::keyed("k"))
+        .await
+        .unwrap();
+    assert!(again.replayed, "{}: a live key must replay", b.name());
+    assert_eq!(again.sequences, vec![1]);
+    tokio::time::sleep(ttl + std::time::Duration::from_millis(100)).await;
+    // Past it: the key is forgotten and the append writes.
+    let late = store
+        .append(&conv.id, &one, &AppendOptions::keyed("k"))
+        .await
+        .unwrap();
+    assert!(
+        !late.replayed,
+        "{}: an expired key must not replay",
+        b.name()
+    );
+    assert_eq!(late.sequences, vec![2]);
+    // ... and is remembered afresh from then on.
+    let replay = store
+        .append(&conv.id, &one, &AppendOptions::keyed("k"))
+        .await
+        .unwrap();
+    assert_eq!((replay.replayed, replay.sequences), (true, vec![2]));
+    // The idle conversation's expired key is still there until pruned: exactly one key
+    // is older than the lifetime, and pruning it leaves messages alone.
+    assert_eq!(store.prune_keys(ttl).await.unwrap(), 1, "{}", b.name());
+    assert_eq!(store.prune_keys(ttl).await.unwrap(), 0);
+    assert_eq!(store.load(&idle.id, Span::ALL).await.unwrap().len(), 1);
+    assert_eq!(store.load(&conv.id, Span::ALL).await.unwrap().len(), 2);
+    let after = store
+        .append(&idle.id, &one, &AppendOptions::keyed("old"))
+        .await
+        .unwrap();
+    assert_eq!((after.replayed, after.sequences), (false, vec![2]));
+    // `prune_keys` with a short age forgets the live key too.
+    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    assert_eq!(
+        store
+            .prune_keys(std::time::Duration::from_millis(10))
+            .await
+            .unwrap(),
+        2
+    );
+    let fresh = store
+        .append(&conv.id, &one, &AppendOptions::keyed("k"))
+        .await
+        .unwrap();
+    assert_eq!((fresh.replayed, fresh.sequences), (false, vec![3]));
+}
+
+/// A compare-and-append writes only when the conversation still ends where the caller
+/// saw it end; a replayed key is answered first.
+pub async fn compare_and_append_refuses_a_conversation_that_moved_on<B: Backend>(b: &B) {
+    let store = b.open().await;
+    let conv = store.create(NewConversation::default()).await.unwrap();
+    let two = [
+        v(json!({"role": "user", "content": "a"})),
+        v(json!({"role": "assistant", "content": "b"})),
+    ];
+    let done = store
+        .append(
+            &conv.id,
+            &two,
+            &AppendOptions::keyed("t1").expecting_last(0),
+        )
+        .await
+        .unwrap();
+    assert_eq!(done.sequences, vec![1, 2]);
+    let stale = AppendOptions::default().expecting_last(0);
+    match store.append(&conv.id, &two, &stale).await {
+        Err(Error::Moved {
+            expected: 0,
+            last: 2,
+            ..
+        }) => {}
+        other => panic!("{}: expected Moved, got {other:?}", b.name()),
+    }
+    assert_eq!(store.info(&conv.id).await.unwrap().last_sequence, 2);
+    // The same key again, even expecting the old end, replays.
+    let again = store
+        .append(
+            &conv.id,
+            &two,
+            &AppendOptions::keyed("t1").expecting_last(0),
+        )
+        .await
+        .unwrap();
+    assert!(again.replayed);
+    let next = store
+        .append(
+            &conv.id,
+            &two[..1],
+            &AppendOptions::default().expecting_last(2),
+        )
+        .await
+        .unwrap();
+    assert_eq!(next.sequences, vec![3]);
+    // Concurrent compare-and-appends from one observed end: exactly one wins.
+    let mut tasks = Vec::new();
+    for w in 0..8 {
+        let store = b.open().await;
+        let id = conv.id.clone();
+        tasks.push(tokio::spawn(async move {
+            let m = [NewMessage::from_value(&json!({"role": "user", "content": w})).unwrap()];
+            store
+                .append(&id, &m, &AppendOptions::default().expecting_last(3))
+                .await
+        }));
+    }
+    let mut won = 0;
+    for t in tasks {
+        match t.await.unwrap() {
+            Ok(a) => {
+                won += 1;
+                assert_eq!(a.sequences, vec![4]);
+            }
+            Err(Error::Moved { last: 4, .. }) => {}
+            Err(e) => panic!("{}: {e}", b.name()),
+        }
+    }
+    assert_eq!(won, 1, "{}", b.name());
+    assert_eq!(store.info(&conv.id).await.unwrap().last_sequence, 4);
 }

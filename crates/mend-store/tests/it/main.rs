@@ -36,6 +36,8 @@ for_each_backend! {
     load_returns_exactly_what_was_appended => crate::conformance::load_returns_exactly_what_was_appended,
     load_of_a_span_returns_that_span => crate::conformance::load_of_a_span_returns_that_span,
     a_used_key_returns_the_first_result_and_writes_nothing => crate::conformance::a_used_key_returns_the_first_result_and_writes_nothing,
+    used_keys_are_forgotten_after_their_lifetime => crate::conformance::used_keys_are_forgotten_after_their_lifetime,
+    compare_and_append_refuses_a_conversation_that_moved_on => crate::conformance::compare_and_append_refuses_a_conversation_that_moved_on,
     sixteen_concurrent_writers_lose_and_duplicate_nothing => crate::conformance::sixteen_concurrent_writers_lose_and_duplicate_nothing,
     fork_copies_the_prefix_and_nothing_else => crate::conformance::fork_copies_the_prefix_and_nothing_else,
     delete_removes_the_conversation_and_keeps_its_forks => crate::conformance::delete_removes_the_conversation_and_keeps_its_forks,

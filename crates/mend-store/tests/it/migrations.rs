@@ -2,7 +2,7 @@
 //! refused; a migration that fails leaves the version it started from.
 
 use mend_store::testing::Migration;
-use mend_store::{AppendOptions, NewConversation, NewMessage, Span, Store};
+use mend_store::{AppendOptions, NewMessage, Span, Store};
 use serde_json::json;
 
 use crate::support::Backend;
@@ -25,18 +25,30 @@ fn shipped_and(sqlite: bool, extra: &'static str) -> &'static [Migration] {
 
 pub async fn an_old_database_is_migrated_and_a_newer_one_refused<B: Backend>(b: &B) {
     let sqlite = b.name() == "sqlite";
-    // An empty database (version 0) is brought to the shipped schema by opening it.
+    let shipped = if sqlite {
+        mend_store::testing::SQLITE_MIGRATIONS
+    } else {
+        mend_store::testing::POSTGRES_MIGRATIONS
+    };
+    // A database as the first schema left it, with a conversation and a key in it ...
+    b.migrate_with(&shipped[..1]).await.unwrap();
+    b.seed_v1().await;
+    // ... is brought to the shipped schema by opening it, its data and key intact.
     let store = b.open().await;
-    let conv = store
-        .create(NewConversation::with_id("kept"))
-        .await
-        .unwrap();
+    let conv = store.info("kept").await.unwrap();
+    assert_eq!(conv.last_sequence, 1);
     let m = NewMessage::from_value(&json!({"role": "user", "content": "before"})).unwrap();
-    store
-        .append(&conv.id, &[m], &AppendOptions::keyed("k"))
+    let replayed = store
+        .append(
+            &conv.id,
+            std::slice::from_ref(&m),
+            &AppendOptions::keyed("k"),
+        )
         .await
         .unwrap();
+    assert!(replayed.replayed, "{}: the v1 key replays", b.name());
     let before = store.load(&conv.id, Span::ALL).await.unwrap();
+    assert_eq!(before[0].raw, m.json());
     drop(store);
     // A later migration that fails rolls back whole: the version stays, the data too.
     let failing = shipped_and(

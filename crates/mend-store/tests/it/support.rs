@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use futures_util::FutureExt as _;
 use mend_store::testing::Migration;
-use mend_store::{PgOptions, PgStore, SqliteStore, Store};
+use mend_store::{PgOptions, PgStore, SqliteOptions, SqliteStore, Store};
 
 /// A database the suite can open as many handles to as it likes.
 pub trait Backend: Sync {
@@ -19,7 +19,14 @@ pub trait Backend: Sync {
     /// For messages.
     fn name(&self) -> &'static str;
     /// A new handle with connections of its own.
-    fn try_open(&self) -> impl Future<Output = mend_store::Result<Self::S>> + Send;
+    fn try_open(&self) -> impl Future<Output = mend_store::Result<Self::S>> + Send {
+        self.try_open_with_key_ttl(mend_store::DEFAULT_KEY_TTL)
+    }
+    /// A new handle that remembers idempotency keys for `ttl`.
+    fn try_open_with_key_ttl(
+        &self,
+        ttl: Duration,
+    ) -> impl Future<Output = mend_store::Result<Self::S>> + Send;
     /// The `--db` address of the same database, for child processes.
     fn url(&self) -> String;
     /// Apply exactly these migrations.
@@ -27,6 +34,10 @@ pub trait Backend: Sync {
         &self,
         migrations: &'static [Migration],
     ) -> impl Future<Output = mend_store::Result<()>> + Send;
+
+    /// Write, with plain SQL of the first schema, conversation `kept` holding one user
+    /// message "before" appended with key `k`, as a build of that schema would have.
+    fn seed_v1(&self) -> impl Future<Output = ()> + Send;
 
     fn open(&self) -> impl Future<Output = Self::S> + Send {
         async move {
@@ -38,6 +49,20 @@ pub trait Backend: Sync {
     }
 }
 
+/// The first schema's rows for [`Backend::seed_v1`], `$NOW` replaced by the time.
+const SEED_V1: &str = "INSERT INTO conversations (id, format, created_at, last_seq) VALUES ('kept', 'any', $NOW, 1);
+INSERT INTO messages (conversation, seq, message_id, role, body, appended_at)
+  SELECT pk, 1, 'm-1', 'user', '{\"role\":\"user\",\"content\":\"before\"}', $NOW FROM conversations WHERE id = 'kept';
+INSERT INTO append_keys (conversation, key, first_seq, count, created_at)
+  SELECT pk, 'k', 1, 1, $NOW FROM conversations WHERE id = 'kept';";
+
+fn seed_sql() -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis());
+    SEED_V1.replace("$NOW", &now.to_string())
+}
+
 pub struct SqliteBackend {
     _dir: tempfile::TempDir,
     path: PathBuf,
@@ -45,13 +70,28 @@ pub struct SqliteBackend {
 
 impl Backend for SqliteBackend {
     type S = SqliteStore;
+    fn seed_v1(&self) -> impl Future<Output = ()> + Send {
+        let path = self.path.clone();
+        async move {
+            let conn = rusqlite::Connection::open(path).expect("open the v1 database");
+            conn.execute_batch(&seed_sql())
+                .expect("seed the v1 database");
+        }
+    }
     fn name(&self) -> &'static str {
         "sqlite"
     }
-    fn try_open(&self) -> impl Future<Output = mend_store::Result<SqliteStore>> + Send {
+    fn try_open_with_key_ttl(
+        &self,
+        key_ttl: Duration,
+    ) -> impl Future<Output = mend_store::Result<SqliteStore>> + Send {
         let path = self.path.clone();
+        let options = SqliteOptions {
+            key_ttl,
+            ..SqliteOptions::default()
+        };
         async move {
-            tokio::task::spawn_blocking(move || SqliteStore::open(path))
+            tokio::task::spawn_blocking(move || SqliteStore::open_with(path, options))
                 .await
                 .expect("open task")
         }
@@ -66,6 +106,9 @@ impl Backend for SqliteBackend {
         let path = self.path.clone();
         async move {
             tokio::task::spawn_blocking(move || {
+                if let Some(dir) = path.parent() {
+                    std::fs::create_dir_all(dir).expect("the database's folder");
+                }
                 mend_store::testing::migrate_sqlite_with(&path, migrations)
             })
             .await
@@ -81,12 +124,29 @@ pub struct PgBackend {
 
 impl Backend for PgBackend {
     type S = PgStore;
+    async fn seed_v1(&self) {
+        let (client, conn) = tokio_postgres::connect(&self.base, tokio_postgres::NoTls)
+            .await
+            .expect("connect to seed the v1 schema");
+        let task = tokio::spawn(conn);
+        client
+            .batch_execute(&format!(
+                "SET search_path TO {};\n{}",
+                self.schema,
+                seed_sql()
+            ))
+            .await
+            .expect("seed the v1 schema");
+        drop(client);
+        let _ = task.await;
+    }
     fn name(&self) -> &'static str {
         "postgres"
     }
-    async fn try_open(&self) -> mend_store::Result<PgStore> {
+    async fn try_open_with_key_ttl(&self, key_ttl: Duration) -> mend_store::Result<PgStore> {
         let options = PgOptions {
             schema: self.schema.clone(),
+            key_ttl,
             ..PgOptions::default()
         };
         PgStore::connect(&self.base, options).await
