@@ -15,7 +15,7 @@ use crate::printer::Printer;
 use crate::Status;
 
 /// Read, parse and vet one body for a command that rewrites it.
-fn read_one(
+pub(crate) fn read_one(
     arg: &str,
     opts: &CheckOptions,
     printer: &mut Printer,
@@ -44,7 +44,7 @@ fn read_one(
 }
 
 /// Serialize a body the way the input was written: indented when it was, compact if not.
-fn render_like(input: &[u8], body: &Value) -> String {
+pub(crate) fn render_like(input: &[u8], body: &Value) -> String {
     let indented = input.windows(2).any(|w| w == b"\n " || w == b"\n\t");
     let text = if indented {
         serde_json::to_string_pretty(body)
@@ -54,7 +54,7 @@ fn render_like(input: &[u8], body: &Value) -> String {
     text.unwrap_or_default() + "\n"
 }
 
-fn pretty(v: &Value) -> String {
+pub(crate) fn pretty(v: &Value) -> String {
     serde_json::to_string_pretty(v).unwrap_or_default()
 }
 

@@ -9,6 +9,7 @@
 
 mod catalog;
 mod check;
+mod convert;
 mod fix;
 mod input;
 mod inspect;
@@ -126,6 +127,26 @@ enum Command {
         after_help = "Example:\n  mend trim --budget 8000 --keep-last 2 request.json > trimmed.json"
     )]
     Trim(TrimArgs),
+    /// Convert a body to another dialect, reporting everything the target cannot carry
+    #[command(
+        long_about = "Convert a body to another dialect, reporting everything the target cannot carry.\n\n\
+            Reads a request body of one dialect (detected, or --from) and writes the same \
+            conversation as a request body of --to: messages, tool calls and results (placed \
+            where the target wants them), images and files, instructions, and the settings \
+            that have an equivalent (model, token limit, sampling, stop sequences, stream, \
+            function tools, tool choice). What the target cannot carry is left out and \
+            reported on stderr with its JSON pointer in the source: reasoning and signatures \
+            of another provider, encrypted reasoning, provider item ids, server tool blocks, \
+            settings and fields with no equivalent. A source that breaks its own dialect's \
+            rules is repaired first; call ids are rewritten to the target provider's form \
+            (OpenAI: at most 40 characters; Mistral: 9 alphanumerics; Anthropic: a-z, A-Z, \
+            0-9, _ and -), the same for calls and results. The output is checked for the \
+            target before it is written.\n\n\
+            Exit codes: 0 the output checks valid for the target, 1 it does not, 2 bad input \
+            or usage.",
+        after_help = "Example:\n  mend convert --to anthropic chat-request.json > anthropic-request.json\n  mend convert --from gemini --to openai_chat --provider mistral --json - < req.json"
+    )]
+    Convert(convert::ConvertArgs),
     /// Run the gateway: check, repair or reject histories in front of the providers
     #[command(
         long_about = "Run the gateway: check, repair or reject histories in front of the providers.\n\n\
@@ -342,6 +363,7 @@ fn run(command: Command, printer: &mut Printer) -> io::Result<Status> {
         Command::Rules(args) => catalog::rules(args.json, printer),
         Command::Providers(args) => catalog::providers(args.json, printer),
         Command::Serve(args) => serve::run(args, printer),
+        Command::Convert(args) => convert::run(&args, printer),
         Command::Store(args) => store::run(args, printer),
         Command::Next(args) => next::run(args, printer),
     }

@@ -14,7 +14,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 
-use mend::canonical::{capture, Conversation, Message};
+use mend::canonical::capture;
 use mend::Dialect;
 use serde_json::{json, Value};
 
@@ -88,9 +88,10 @@ pub fn request_history(dialect: Dialect, body: &Value) -> Vec<Value> {
 /// `content_type` says so), as history items of the dialect: what the client sends back
 /// in its next request, provider ids, signatures and encrypted reasoning kept.
 ///
-/// Read by `mend::canonical::capture`, then written back to the dialect's wire form. For
-/// chat and Gemini the first choice or candidate is the one a conversation continues
-/// with; for Responses every output item is one history item.
+/// Read by `mend::canonical::capture`, then written back to the dialect's wire form by
+/// `mend::next` (the path `mend next` takes). For chat and Gemini the first choice or
+/// candidate is the one a conversation continues with; for Responses every output item
+/// is one history item.
 pub fn response_output(
     dialect: Dialect,
     content_type: &str,
@@ -102,33 +103,9 @@ pub fn response_output(
         capture::read_response(dialect, body)
     }
     .map_err(|e| format!("the response could not be captured: {e}"))?;
-    let mut messages = reply.messages;
-    if matches!(dialect, Dialect::OpenAiChat | Dialect::Gemini) {
-        messages.truncate(1);
-    }
-    if messages.is_empty() {
-        return Err(format!(
-            "the {} response has no assistant output",
-            dialect.name()
-        ));
-    }
-    wire_items(dialect, messages)
-}
-
-/// Canonical messages as the dialect's history items.
-fn wire_items(dialect: Dialect, messages: Vec<Message>) -> Result<Vec<Value>, String> {
-    let conv = Conversation {
-        dialect: Some(dialect),
-        messages,
-        ..Conversation::default()
-    };
-    let body = conv
-        .to_request(dialect)
-        .map_err(|e| format!("the output cannot be written as {dialect}: {e}"))?;
-    match body.get(dialect.history_key()) {
-        Some(Value::Array(items)) => Ok(items.clone()),
-        _ => Err(format!("the {dialect} writer made no history")),
-    }
+    let messages = mend::next::continued_output(dialect, &reply, 0).map_err(|e| e.to_string())?;
+    mend::next::history_items(dialect, messages)
+        .map_err(|e| format!("the output cannot be written as {dialect}: {e}"))
 }
 
 /// One queue per conversation: appends wait for the ones before them. A FIFO async

@@ -25,6 +25,7 @@
 
 pub mod canonical;
 pub mod chain;
+pub mod convert;
 pub mod dialect;
 pub mod groups;
 pub mod next;

@@ -4,6 +4,7 @@
 mod bad_input;
 mod check;
 mod commands;
+mod convert;
 mod fix;
 mod inspect;
 mod next;

@@ -7,5 +7,6 @@ mod support;
 
 mod bad_input;
 mod capture;
+mod convert;
 mod proptests;
 mod requests;

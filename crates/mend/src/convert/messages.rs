@@ -1,0 +1,708 @@
+//! Carrying a source history's parts to what the target can hold, and reshaping its turns
+//! into the target's structure.
+
+use std::collections::{HashMap, HashSet};
+
+use serde_json::Value;
+
+use super::paths::SourcePaths;
+use super::{Note, NoteKind};
+use crate::canonical::{
+    Conversation, Extra, Media, Message, Part, Reasoning, Role, ToolCall, ToolContent, ToolResult,
+};
+use crate::{CheckOptions, Dialect, Profile};
+
+/// The target's messages, each with the index of the source message it came from (a
+/// merged message names the first).
+pub(crate) struct Shaped {
+    pub messages: Vec<Message>,
+    pub origins: Vec<usize>,
+}
+
+/// Wire tags and bookkeeping that carry no information of their own: not reported when
+/// they are left behind.
+const TAG_KEYS: &[&str] = &["type", "status", "index", "role"];
+
+struct Carrier<'a> {
+    from: Dialect,
+    to: Dialect,
+    profile: &'static Profile,
+    paths: SourcePaths<'a>,
+    notes: &'a mut Vec<Note>,
+}
+
+impl Carrier<'_> {
+    fn lost(&mut self, what: &'static str, path: String, detail: String) {
+        self.notes.push(Note {
+            kind: NoteKind::Lost,
+            what,
+            path,
+            detail,
+        });
+    }
+
+    /// Report the wire fields of `extra` that meant something.
+    fn extras(&mut self, path: &str, extra: &Extra) {
+        for (k, v) in extra {
+            if TAG_KEYS.contains(&k.as_str()) || carries_nothing(v) {
+                continue;
+            }
+            let detail = format!(
+                "the field `{k}` of {} has no equivalent in {}",
+                self.from, self.to
+            );
+            self.lost("field", format!("{path}/{}", escape(k)), detail);
+        }
+    }
+
+    fn message(&mut self, i: usize, m: &Message) -> Option<Message> {
+        let path = self.paths.message(i);
+        if m.is_verbatim() {
+            let what = m
+                .verbatim_value()
+                .and_then(|v| v.get("type"))
+                .and_then(Value::as_str)
+                .unwrap_or("item");
+            let detail = format!(
+                "a `{what}` item of {} that {} cannot hold",
+                self.from, self.to
+            );
+            self.lost("verbatim-item", path, detail);
+            return None;
+        }
+        let role = match &m.role {
+            Role::Other(r) if r == "function" => Role::Tool,
+            Role::Other(r) => {
+                let detail = format!("a message of role `{r}`, which {} does not have", self.to);
+                self.lost("verbatim-item", path, detail);
+                return None;
+            }
+            r => r.clone(),
+        };
+        if let Some(id) = &m.item_id {
+            let detail = format!("the provider item id `{id}` (only OpenAI Responses carries it)");
+            self.lost("item-id", path.clone(), detail);
+        }
+        self.extras(&path, &m.extra);
+        let parts = m
+            .parts
+            .iter()
+            .enumerate()
+            .filter_map(|(j, p)| self.part(i, j, p))
+            .collect();
+        Some(Message::new(role, parts))
+    }
+
+    fn part(&mut self, i: usize, j: usize, p: &Part) -> Option<Part> {
+        let path = self.paths.part(i, j);
+        match p {
+            Part::Text(t) => {
+                if let Some(sig) = &t.signature {
+                    self.signature(&path, sig, "text part");
+                }
+                self.extras(&path, &t.extra);
+                if t.text.is_empty() && matches!(self.to, Dialect::Anthropic | Dialect::Gemini) {
+                    // Empty text carries nothing, and these two reject it.
+                    return None;
+                }
+                Some(Part::text(t.text.clone()))
+            }
+            Part::Image(m) => self.media(&path, m).map(Part::Image),
+            Part::File(m) => self.media(&path, m).map(Part::File),
+            Part::Reasoning(r) => self.reasoning(&path, r).map(Part::Reasoning),
+            Part::ToolCall(c) => {
+                if let Some(id) = &c.item_id {
+                    let detail = format!(
+                        "the function call item id `{id}` (only OpenAI Responses carries it)"
+                    );
+                    self.lost("item-id", path.clone(), detail);
+                }
+                if let Some(sig) = &c.signature {
+                    self.signature(&path, sig, "function call");
+                }
+                self.extras(&path, &c.extra);
+                Some(Part::ToolCall(ToolCall {
+                    id: c.id.clone(),
+                    name: c.name.clone(),
+                    arguments: c.arguments.clone(),
+                    ..ToolCall::default()
+                }))
+            }
+            Part::ToolResult(r) => {
+                let (content, is_error) = if self.from == Dialect::Gemini {
+                    unwrap_gemini_response(r.content.as_ref(), r.is_error)
+                } else {
+                    (r.content.clone(), r.is_error)
+                };
+                let r = &ToolResult {
+                    content,
+                    is_error,
+                    ..r.clone()
+                };
+                // Gemini's convention for a failure is a response of `{"error": text}`.
+                if r.is_error && self.to == Dialect::Gemini {
+                    if let Some(ToolContent::Text(t)) = &r.content {
+                        let content = Some(ToolContent::Json(serde_json::json!({ "error": t })));
+                        self.extras(&path, &r.extra);
+                        return Some(Part::ToolResult(ToolResult {
+                            call_id: r.call_id.clone(),
+                            name: r.name.clone(),
+                            content,
+                            ..ToolResult::default()
+                        }));
+                    }
+                }
+                if r.is_error && self.to != Dialect::Anthropic {
+                    let detail = format!(
+                        "the result of `{}` is marked as an error; {} has no such flag (the content is kept)",
+                        r.call_id.as_deref().unwrap_or("?"),
+                        self.to
+                    );
+                    self.lost("is-error", path.clone(), detail);
+                }
+                self.extras(&path, &r.extra);
+                let content = r.content.as_ref().map(|c| self.tool_content(&path, c));
+                Some(Part::ToolResult(ToolResult {
+                    call_id: r.call_id.clone(),
+                    name: r.name.clone(),
+                    content,
+                    is_error: r.is_error && self.to == Dialect::Anthropic,
+                    ..ToolResult::default()
+                }))
+            }
+            Part::Opaque(o) => {
+                let kind = opaque_kind(&o.value);
+                let detail = format!(
+                    "a `{kind}` part of {} that {} cannot hold",
+                    self.from, self.to
+                );
+                self.lost("opaque-part", path, detail);
+                None
+            }
+        }
+    }
+
+    fn signature(&mut self, path: &str, sig: &str, on: &str) {
+        let detail = format!(
+            "the {} thought signature on a {on} ({} characters): {} cannot verify another provider's signature",
+            self.from,
+            sig.len(),
+            self.to
+        );
+        self.lost("signature", path.to_string(), detail);
+    }
+
+    fn media(&mut self, path: &str, m: &Media) -> Option<Media> {
+        self.extras(path, &m.extra);
+        let mut out = Media {
+            url: m.url.clone(),
+            data: m.data.clone(),
+            media_type: m.media_type.clone(),
+            filename: m.filename.clone(),
+            ..Media::default()
+        };
+        let openai = |d: Dialect| matches!(d, Dialect::OpenAiChat | Dialect::OpenAiResponses);
+        if let Some(id) = &m.file_id {
+            if openai(self.from) && openai(self.to) {
+                out.file_id = Some(id.clone());
+            } else {
+                let detail = format!(
+                    "the file id `{id}` belongs to {}'s file store, which {} cannot read",
+                    self.from, self.to
+                );
+                self.lost("media", path.to_string(), detail);
+            }
+        }
+        if let Some(d) = &m.detail {
+            if openai(self.to) {
+                out.detail = Some(d.clone());
+            } else {
+                let detail = format!("the image `detail: {d}`, which {} does not have", self.to);
+                self.lost("field", format!("{path}/detail"), detail);
+            }
+        }
+        if self.to == Dialect::Gemini && out.data.is_none() && out.url.is_none() {
+            return None;
+        }
+        if out.data.is_none() && out.url.is_none() && out.file_id.is_none() {
+            return None;
+        }
+        Some(out)
+    }
+
+    fn reasoning(&mut self, path: &str, r: &Reasoning) -> Option<Reasoning> {
+        self.extras(path, &r.extra);
+        let keep_text = self.to == Dialect::OpenAiChat && self.profile.requires_reasoning_content;
+        let mut lost = Vec::new();
+        if let Some(id) = &r.item_id {
+            lost.push(format!("item id `{id}`"));
+        }
+        if r.signature.is_some() {
+            lost.push("its signature".to_string());
+        }
+        if r.encrypted.is_some() {
+            lost.push("its encrypted content".to_string());
+        }
+        if r.summary.as_ref().is_some_and(|s| !s.is_empty()) {
+            lost.push("its summary".to_string());
+        }
+        match (&r.text, keep_text) {
+            (Some(t), true) => {
+                if !lost.is_empty() {
+                    let detail = format!(
+                        "the reasoning text is kept as `reasoning_content`, without {}",
+                        lost.join(", ")
+                    );
+                    self.lost("signature", path.to_string(), detail);
+                }
+                Some(Reasoning {
+                    text: Some(t.clone()),
+                    ..Reasoning::default()
+                })
+            }
+            _ => {
+                let what = if r.signature.is_some() {
+                    "signature"
+                } else if r.encrypted.is_some() && r.text.is_none() {
+                    "encrypted-reasoning"
+                } else {
+                    "reasoning"
+                };
+                if let Some(t) = &r.text {
+                    lost.insert(0, format!("{} characters of text", t.chars().count()));
+                }
+                let detail = format!(
+                    "{} reasoning ({}): {} accepts only reasoning it produced itself",
+                    self.from,
+                    if lost.is_empty() {
+                        "empty".to_string()
+                    } else {
+                        lost.join(", ")
+                    },
+                    self.to
+                );
+                self.lost(what, path.to_string(), detail);
+                None
+            }
+        }
+    }
+
+    fn tool_content(&mut self, path: &str, c: &ToolContent) -> ToolContent {
+        let parts = match c {
+            ToolContent::Parts(parts) => parts,
+            ToolContent::Json(v) => return ToolContent::Json(v.clone()),
+            ToolContent::Text(t) => return ToolContent::Text(t.clone()),
+        };
+        let text_only = matches!(self.to, Dialect::OpenAiChat | Dialect::Gemini);
+        let mut kept = Vec::new();
+        for (k, p) in parts.iter().enumerate() {
+            let sub = format!("{path}/content/{k}");
+            match p {
+                Part::Text(t) => {
+                    self.extras(&sub, &t.extra);
+                    kept.push(Part::text(t.text.clone()));
+                }
+                Part::Image(m) | Part::File(m) if !text_only => {
+                    if let Some(m) = self.media(&sub, m) {
+                        kept.push(if matches!(p, Part::Image(_)) {
+                            Part::Image(m)
+                        } else {
+                            Part::File(m)
+                        });
+                    }
+                }
+                other => {
+                    let detail = format!(
+                        "a {} part in a tool result: {} tool results hold text only",
+                        other.kind(),
+                        self.to
+                    );
+                    self.lost("media", sub, detail);
+                }
+            }
+        }
+        if self.to == Dialect::Gemini {
+            let text = kept
+                .iter()
+                .map(|p| match p {
+                    Part::Text(t) => t.text.as_str(),
+                    _ => "",
+                })
+                .collect::<Vec<_>>()
+                .join("\n");
+            return ToolContent::Text(text);
+        }
+        ToolContent::Parts(kept)
+    }
+}
+
+/// Carry `conv` (read from `source`) into `to`'s shape.
+pub(crate) fn carry(
+    source: &Value,
+    conv: &Conversation,
+    from: Dialect,
+    to: Dialect,
+    profile: &'static Profile,
+    notes: &mut Vec<Note>,
+) -> Shaped {
+    let mut src = conv.clone();
+    give_ids(source, &SourcePaths::new(from, conv), from, &mut src);
+    let mut carrier = Carrier {
+        from,
+        to,
+        profile,
+        paths: SourcePaths::new(from, conv),
+        notes,
+    };
+    let mut carried = Vec::new();
+    for (i, m) in src.messages.iter().enumerate() {
+        if let Some(out) = carrier.message(i, m) {
+            carried.push((out, i));
+        }
+    }
+    let paths = SourcePaths::new(from, conv);
+    let shaped = reshape(carried, to, profile, &paths, notes);
+    let (messages, origins) = shaped.into_iter().unzip();
+    Shaped { messages, origins }
+}
+
+/// Give every call and result an id: calls that have none (Gemini, legacy chat
+/// `function_call`) get a fresh one, shared with the results the engine pairs them with.
+fn give_ids(source: &Value, paths: &SourcePaths, from: Dialect, conv: &mut Conversation) {
+    let mut used = HashSet::new();
+    let mut missing = HashMap::new();
+    for (i, m) in conv.messages.iter().enumerate() {
+        for (j, p) in m.parts.iter().enumerate() {
+            match p {
+                Part::ToolCall(c) => match &c.id {
+                    Some(id) => {
+                        used.insert(id.clone());
+                    }
+                    None => {
+                        missing.insert(paths.part(i, j), (i, j));
+                    }
+                },
+                Part::ToolResult(r) => match &r.call_id {
+                    Some(id) => {
+                        used.insert(id.clone());
+                    }
+                    None => {
+                        missing.insert(paths.part(i, j), (i, j));
+                    }
+                },
+                _ => {}
+            }
+        }
+    }
+    if missing.is_empty() {
+        return;
+    }
+    let mut fresh = Fresh { used, next: 1 };
+    let opts = CheckOptions {
+        dialect: Some(from),
+        ..CheckOptions::default()
+    };
+    if let Ok(analysis) = crate::analyze(source, &opts) {
+        for &(c, r) in &analysis.pairs {
+            let (Some(cn), Some(rn)) = (analysis.chain.nodes.get(c), analysis.chain.nodes.get(r))
+            else {
+                continue;
+            };
+            let call_at = missing.get(&cn.ptr.render()).copied();
+            let result_at = missing.get(&rn.ptr.render()).copied();
+            if call_at.is_none() && result_at.is_none() {
+                continue;
+            }
+            let call_at = call_at.or_else(|| locate(conv, paths, &cn.ptr.render()));
+            let Some((ci, cj)) = call_at else { continue };
+            let id = match call_id_at(conv, ci, cj) {
+                Some(id) => id,
+                None => {
+                    let id = fresh.id();
+                    set_id(conv, ci, cj, &id);
+                    id
+                }
+            };
+            if let Some((ri, rj)) = result_at {
+                set_id(conv, ri, rj, &id);
+            }
+        }
+    }
+    // Whatever the engine did not pair gets an id of its own; the target repair handles
+    // it as it handles any unanswered call or orphan result.
+    for (i, j) in missing.into_values() {
+        if call_id_at(conv, i, j).is_none() && result_id_at(conv, i, j).is_none() {
+            let id = fresh.id();
+            set_id(conv, i, j, &id);
+        }
+    }
+}
+
+struct Fresh {
+    used: HashSet<String>,
+    next: usize,
+}
+
+impl Fresh {
+    fn id(&mut self) -> String {
+        loop {
+            let id = format!("call_{}", self.next);
+            self.next += 1;
+            if self.used.insert(id.clone()) {
+                return id;
+            }
+        }
+    }
+}
+
+fn locate(conv: &Conversation, paths: &SourcePaths, ptr: &str) -> Option<(usize, usize)> {
+    conv.messages.iter().enumerate().find_map(|(i, m)| {
+        (0..m.parts.len()).find_map(|j| {
+            (matches!(m.parts[j], Part::ToolCall(_)) && paths.part(i, j) == ptr).then_some((i, j))
+        })
+    })
+}
+
+fn call_id_at(conv: &Conversation, i: usize, j: usize) -> Option<String> {
+    match conv.messages.get(i)?.parts.get(j)? {
+        Part::ToolCall(c) => c.id.clone(),
+        _ => None,
+    }
+}
+
+fn result_id_at(conv: &Conversation, i: usize, j: usize) -> Option<String> {
+    match conv.messages.get(i)?.parts.get(j)? {
+        Part::ToolResult(r) => r.call_id.clone(),
+        _ => None,
+    }
+}
+
+fn set_id(conv: &mut Conversation, i: usize, j: usize, id: &str) {
+    let Some(p) = conv.messages.get_mut(i).and_then(|m| m.parts.get_mut(j)) else {
+        return;
+    };
+    match p {
+        Part::ToolCall(c) if c.id.is_none() => c.id = Some(id.to_string()),
+        Part::ToolResult(r) if r.call_id.is_none() => r.call_id = Some(id.to_string()),
+        _ => {}
+    }
+}
+
+/// Put the carried messages into the target's structure.
+fn reshape(
+    carried: Vec<(Message, usize)>,
+    to: Dialect,
+    profile: &'static Profile,
+    paths: &SourcePaths,
+    notes: &mut Vec<Note>,
+) -> Vec<(Message, usize)> {
+    // Roles, and tool results where the target keeps them.
+    let mut out: Vec<(Message, usize)> = Vec::new();
+    let mut seen_history = false;
+    for (m, origin) in carried {
+        if m.parts.is_empty() {
+            // Everything in it was lost (and said so), or it never held anything.
+            continue;
+        }
+        let instructions = matches!(m.role, Role::System | Role::Developer);
+        if instructions && seen_history && matches!(to, Dialect::Anthropic | Dialect::Gemini) {
+            notes.push(Note {
+                kind: NoteKind::Moved,
+                what: "system",
+                path: paths.message(origin),
+                detail: format!(
+                    "{} keeps instructions only before the history: this {} message joins them there",
+                    to, m.role
+                ),
+            });
+        }
+        seen_history |= !instructions;
+        match to {
+            Dialect::OpenAiChat => {
+                let role = match m.role {
+                    Role::Developer if profile.rejects_developer_role => Role::System,
+                    r => r,
+                };
+                let (results, rest): (Vec<Part>, Vec<Part>) = m
+                    .parts
+                    .into_iter()
+                    .partition(|p| matches!(p, Part::ToolResult(_)));
+                for r in results {
+                    out.push((Message::new(Role::Tool, vec![r]), origin));
+                }
+                if !rest.is_empty() {
+                    let role = if role == Role::Tool { Role::User } else { role };
+                    out.push((Message::new(role, rest), origin));
+                }
+            }
+            Dialect::OpenAiResponses => out.push((m, origin)),
+            Dialect::Anthropic | Dialect::Gemini => {
+                let role = match m.role {
+                    Role::Developer => Role::System,
+                    Role::Tool => Role::User,
+                    r => r,
+                };
+                out.push((Message::new(role, m.parts), origin));
+            }
+        }
+    }
+    match to {
+        Dialect::OpenAiChat => merge_assistant_items(&mut out),
+        Dialect::OpenAiResponses => {}
+        Dialect::Anthropic => {
+            merge_runs(&mut out, false);
+            results_first(&mut out);
+        }
+        Dialect::Gemini => {
+            merge_runs(&mut out, true);
+            results_first(&mut out);
+            name_results(&mut out, notes, paths);
+        }
+    }
+    out
+}
+
+/// Consecutive assistant messages become one (Responses keeps each output item apart; a
+/// chat assistant message holds text and calls together).
+fn merge_assistant_items(out: &mut Vec<(Message, usize)>) {
+    let mut merged: Vec<(Message, usize)> = Vec::with_capacity(out.len());
+    for (m, origin) in out.drain(..) {
+        match merged.last_mut() {
+            Some((prev, _)) if prev.role == Role::Assistant && m.role == Role::Assistant => {
+                // Text after calls would reorder on the wire; keep them apart then.
+                let prev_has_calls = prev.parts.iter().any(|p| matches!(p, Part::ToolCall(_)));
+                let m_has_content = m.parts.iter().any(|p| !matches!(p, Part::ToolCall(_)));
+                if prev_has_calls && m_has_content {
+                    merged.push((m, origin));
+                } else {
+                    prev.parts.extend(m.parts);
+                }
+            }
+            _ => merged.push((m, origin)),
+        }
+    }
+    *out = merged;
+}
+
+/// Consecutive messages of one role become one; with `one_system`, every instruction
+/// message joins the first.
+fn merge_runs(out: &mut Vec<(Message, usize)>, one_system: bool) {
+    let mut merged: Vec<(Message, usize)> = Vec::with_capacity(out.len());
+    let mut system_at: Option<usize> = None;
+    for (m, origin) in out.drain(..) {
+        if m.role == Role::System {
+            match system_at {
+                Some(k) if one_system => {
+                    merged[k].0.parts.extend(m.parts);
+                }
+                _ => {
+                    // Instructions sit before the history.
+                    let at = system_at.map_or(0, |k| k + 1);
+                    merged.insert(at, (m, origin));
+                    system_at = Some(at);
+                }
+            }
+            continue;
+        }
+        match merged.last_mut() {
+            Some((prev, _)) if prev.role == m.role => prev.parts.extend(m.parts),
+            _ => merged.push((m, origin)),
+        }
+    }
+    *out = merged;
+}
+
+/// In a user message, tool results come before anything else.
+fn results_first(out: &mut [(Message, usize)]) {
+    for (m, _) in out.iter_mut().filter(|(m, _)| m.role == Role::User) {
+        if m.parts.iter().any(|p| matches!(p, Part::ToolResult(_))) {
+            let (mut results, rest): (Vec<Part>, Vec<Part>) = std::mem::take(&mut m.parts)
+                .into_iter()
+                .partition(|p| matches!(p, Part::ToolResult(_)));
+            results.extend(rest);
+            m.parts = results;
+        }
+    }
+}
+
+/// Gemini answers a call by its name: give each result the name of the call it answers.
+fn name_results(out: &mut [(Message, usize)], notes: &mut Vec<Note>, paths: &SourcePaths) {
+    let mut names: HashMap<String, String> = HashMap::new();
+    for (m, origin) in out.iter_mut() {
+        for p in m.parts.iter_mut() {
+            match p {
+                Part::ToolCall(c) => {
+                    if let Some(id) = &c.id {
+                        names.insert(id.clone(), c.name.clone());
+                    }
+                }
+                Part::ToolResult(r) => {
+                    if r.name.is_none() {
+                        let known = r.call_id.as_ref().and_then(|id| names.get(id)).cloned();
+                        if known.is_none() {
+                            notes.push(Note {
+                                kind: NoteKind::Added,
+                                what: "tool-name",
+                                path: paths.message(*origin),
+                                detail: format!(
+                                    "the result of `{}` answers no call with a name; Gemini answers by name, so it is named `unknown`",
+                                    r.call_id.as_deref().unwrap_or("?")
+                                ),
+                            });
+                        }
+                        r.name = Some(known.unwrap_or_else(|| "unknown".to_string()));
+                    }
+                    if r.content.is_none() {
+                        r.content = Some(ToolContent::Json(Value::Object(Extra::new())));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// Gemini wraps a plain result as `{"result": text}` (and a failure as `{"error": text}`):
+/// other dialects get the text itself, and the failure flag where they have one.
+fn unwrap_gemini_response(
+    content: Option<&ToolContent>,
+    is_error: bool,
+) -> (Option<ToolContent>, bool) {
+    if let Some(ToolContent::Json(Value::Object(o))) = content {
+        if let (1, Some((k, Value::String(t)))) = (o.len(), o.iter().next()) {
+            match k.as_str() {
+                "result" | "output" => return (Some(ToolContent::Text(t.clone())), is_error),
+                "error" => return (Some(ToolContent::Text(t.clone())), true),
+                _ => {}
+            }
+        }
+    }
+    (content.cloned(), is_error)
+}
+
+/// A value that says nothing: left behind without a note.
+fn carries_nothing(v: &Value) -> bool {
+    match v {
+        Value::Null | Value::Bool(false) => true,
+        Value::String(s) => s.is_empty(),
+        Value::Array(a) => a.is_empty(),
+        Value::Object(o) => o.is_empty(),
+        _ => false,
+    }
+}
+
+/// What an opaque part is, for a note.
+fn opaque_kind(v: &Value) -> String {
+    if let Some(t) = v.get("type").and_then(Value::as_str) {
+        return t.to_string();
+    }
+    match v.as_object().and_then(|o| o.keys().next()) {
+        Some(k) => k.clone(),
+        None => crate::dialect::kind_of(v).to_string(),
+    }
+}
+
+/// RFC 6901 escaping of one pointer token.
+fn escape(k: &str) -> String {
+    k.replace('~', "~0").replace('/', "~1")
+}

@@ -1,0 +1,340 @@
+//! Conversion of a request body from one dialect to another, with a report of every loss.
+//!
+//! ```text
+//! source body ─repair(source)─▶ Conversation ─carry parts─▶ reshape turns ─write─▶ target body
+//!                                   │                                               │
+//!                                   └─ settings (tools, tool_choice, limits) ───────┤
+//!                                                                         repair(target) ─▶ check
+//! ```
+//!
+//! 1. A source history that breaks its own dialect's rules is repaired first, in that
+//!    dialect, so that the conversion starts from what the source provider would accept.
+//! 2. The body is read into the canonical model and every part is carried to what the
+//!    target can hold. What it cannot (a signature from another provider, encrypted
+//!    reasoning, a server tool block, a provider item id, a wire field with no
+//!    equivalent) is left out and reported as a [`Note`] of kind [`NoteKind::Lost`], with
+//!    the JSON pointer of the source. Nothing is left out silently; values that carry
+//!    nothing (`null`, empty strings and lists, the wire's own type tags) are not reported.
+//! 3. Turns are reshaped for the target: tool results become `tool` messages (OpenAI
+//!    chat), `function_call_output` items (Responses), `tool_result` blocks at the start
+//!    of a user message (Anthropic) or `functionResponse` parts of a user turn with the
+//!    call's name (Gemini); consecutive turns of one role are merged where the target
+//!    wants alternation; instructions go where the target keeps them.
+//! 4. Top-level settings are mapped field by field (tools, tool choice, token limit,
+//!    sampling, stop sequences, stream); see [`settings`].
+//! 5. The target body is repaired under the target's provider profile: call ids are
+//!    rewritten to the form it needs (OpenAI: at most 40 characters; Mistral: 9
+//!    alphanumerics; Anthropic: `[a-zA-Z0-9_-]`), consistently for calls and results,
+//!    and documented placeholders are filled (Gemini 3's thought signature). Then it is
+//!    checked: [`Converted::violations`] holds what remains.
+//!
+//! Invariant: the output is written by the canonical writers from modeled parts only;
+//! extras and forms of the source never reach the target.
+//!
+//! ```
+//! use mend::convert::{convert, ConvertOptions};
+//! use mend::Dialect;
+//! let chat = serde_json::json!({"model": "gpt-4o", "messages": [
+//!     {"role": "user", "content": "weather in Paris?"},
+//!     {"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function",
+//!         "function": {"name": "weather", "arguments": "{\"city\":\"Paris\"}"}}]},
+//!     {"role": "tool", "tool_call_id": "call_1", "content": "18C"}]});
+//! let out = convert(&chat, Dialect::OpenAiChat, Dialect::Anthropic, &ConvertOptions::default()).unwrap();
+//! assert!(out.valid());
+//! assert_eq!(out.body["messages"][2]["content"][0]["type"], "tool_result");
+//! ```
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::canonical::{Conversation, ReadError, WriteError};
+use crate::repair::{self, Edit, MissingResult, OrphanResult, RepairOptions};
+use crate::violation::{Severity, Violation};
+use crate::{CheckOptions, Dialect, Error, Profile};
+
+mod messages;
+mod paths;
+pub mod settings;
+
+/// What to convert to, and how.
+#[derive(Debug, Clone, Default)]
+pub struct ConvertOptions {
+    /// The target's provider profile (`openai`, `mistral`, `deepseek`...). Default: the
+    /// one the model names, else the target dialect's first-party provider (`openai`,
+    /// `anthropic`, `gemini`).
+    pub provider: Option<String>,
+    /// The source's provider profile, for the source repair. Default: as for check.
+    pub source_provider: Option<String>,
+    /// The target model. Default: the source's `model`.
+    pub model: Option<String>,
+    /// The token limit to write when the target requires one and the source has none
+    /// (Anthropic's `max_tokens`). Default: [`settings::DEFAULT_MAX_TOKENS`].
+    pub max_tokens: Option<u64>,
+    /// What to do with calls that have no result, in either repair.
+    pub missing_result: MissingResult,
+    /// What to do with results that answer no call, in either repair.
+    pub orphan_result: OrphanResult,
+}
+
+/// What a note says happened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NoteKind {
+    /// The target cannot carry it: it is not in the output.
+    Lost,
+    /// Written because the target requires it and the source did not say.
+    Added,
+    /// Carried, but to another place or form (a system message moved to the top).
+    Moved,
+}
+
+/// One thing the conversion could not carry as it was.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Note {
+    /// Lost, added or moved.
+    pub kind: NoteKind,
+    /// A stable slug of what: `signature`, `reasoning`, `encrypted-reasoning`,
+    /// `item-id`, `opaque-part`, `verbatim-item`, `field`, `is-error`, `media`, `tool`,
+    /// `setting`, `system`, `max-tokens`, `model`.
+    pub what: &'static str,
+    /// JSON pointer in the source body (for `added`, in the target body).
+    pub path: String,
+    /// What exactly, in a sentence.
+    pub detail: String,
+}
+
+/// Which body a repair edit was made on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Stage {
+    /// The source body, before conversion (paths are source pointers).
+    Source,
+    /// The converted body (paths are target pointers).
+    Target,
+}
+
+/// A repair edit made during conversion.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StagedEdit {
+    /// On which body.
+    pub stage: Stage,
+    /// The edit.
+    #[serde(flatten)]
+    pub edit: Edit,
+}
+
+/// The outcome of a conversion.
+#[derive(Debug, Clone)]
+pub struct Converted {
+    /// The source dialect.
+    pub from: Dialect,
+    /// The target dialect.
+    pub to: Dialect,
+    /// The target's provider profile.
+    pub provider: &'static str,
+    /// The target body.
+    pub body: Value,
+    /// What was lost, added or moved, in source order.
+    pub notes: Vec<Note>,
+    /// Repair edits on the source and on the target.
+    pub edits: Vec<StagedEdit>,
+    /// What the target check still finds (errors and warnings).
+    pub violations: Vec<Violation>,
+}
+
+impl Converted {
+    /// The target body has no error-severity violations.
+    pub fn valid(&self) -> bool {
+        !self
+            .violations
+            .iter()
+            .any(|v| v.severity == Severity::Error)
+    }
+
+    /// The notes of kind [`NoteKind::Lost`].
+    pub fn losses(&self) -> impl Iterator<Item = &Note> {
+        self.notes.iter().filter(|n| n.kind == NoteKind::Lost)
+    }
+}
+
+/// Why a body could not be converted at all.
+#[derive(Debug, thiserror::Error)]
+pub enum ConvertError {
+    /// The source could not be checked (unknown provider, a profile that does not fit).
+    #[error("{0}")]
+    Check(#[from] Error),
+    /// The source body is not a request of its dialect.
+    #[error("{0}")]
+    Read(#[from] ReadError),
+    /// The source has no history mend can read.
+    #[error("{path}: {reason}")]
+    Unreadable {
+        /// JSON pointer in the source.
+        path: String,
+        /// Why.
+        reason: String,
+    },
+    /// A part the target has no place for survived the carrying (a bug in the carrying
+    /// rules rather than in the input; reported with the source message it came from).
+    #[error("{path}: cannot be written as {to}: {reason}")]
+    Write {
+        /// The target dialect.
+        to: Dialect,
+        /// JSON pointer of the source message.
+        path: String,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// The profile a conversion to `to` uses.
+pub fn target_profile(
+    to: Dialect,
+    model: Option<&str>,
+    provider: Option<&str>,
+) -> Result<&'static Profile, Error> {
+    let named = match provider {
+        Some(p) => Some(p),
+        None if model
+            .and_then(Profile::for_model)
+            .is_some_and(|p| p.fits(to)) =>
+        {
+            None
+        }
+        None => Some(match to {
+            Dialect::OpenAiChat | Dialect::OpenAiResponses => "openai",
+            Dialect::Anthropic => "anthropic",
+            Dialect::Gemini => "gemini",
+        }),
+    };
+    let opts = CheckOptions {
+        dialect: Some(to),
+        provider: named.map(str::to_string),
+        ..CheckOptions::default()
+    };
+    crate::resolve_profile(to, model, &opts)
+}
+
+/// Convert a request body of `from` into one of `to`.
+pub fn convert(
+    body: &Value,
+    from: Dialect,
+    to: Dialect,
+    opts: &ConvertOptions,
+) -> Result<Converted, ConvertError> {
+    let source_model = body.get("model").and_then(Value::as_str);
+    let model = opts.model.as_deref().or(source_model);
+    let profile = target_profile(to, model, opts.provider.as_deref())?;
+    let mut edits = Vec::new();
+
+    // 1. The source, repaired in its own dialect.
+    let fixed = repair::repair(
+        body,
+        &RepairOptions {
+            check: CheckOptions {
+                dialect: Some(from),
+                provider: opts.source_provider.clone(),
+                model: source_model.map(str::to_string),
+                endpoint: None,
+            },
+            missing_result: opts.missing_result,
+            orphan_result: opts.orphan_result,
+        },
+    )?;
+    if let Some(v) = crate::unreadable_history(from, &fixed.unrepairable) {
+        return Err(ConvertError::Unreadable {
+            path: v.path.clone(),
+            reason: v.message.clone(),
+        });
+    }
+    edits.extend(fixed.edits.into_iter().map(|edit| StagedEdit {
+        stage: Stage::Source,
+        edit,
+    }));
+    let source = fixed.body;
+
+    // 2-4. Carried, reshaped and written.
+    let (converted, notes) = if from == to {
+        (source, Vec::new())
+    } else {
+        let conv = Conversation::from_request(from, &source)?;
+        let mut notes = Vec::new();
+        let shaped = messages::carry(&source, &conv, from, to, profile, &mut notes);
+        let request = settings::convert_settings(&conv, from, to, opts, profile, &mut notes);
+        let out = Conversation {
+            dialect: None,
+            form: None,
+            request,
+            messages: shaped.messages,
+        };
+        let written = out.to_request(to).map_err(|e: WriteError| {
+            let origin = shaped.origins.get(e.message).copied().unwrap_or(0);
+            ConvertError::Write {
+                to,
+                path: paths::SourcePaths::new(from, &conv).message(origin),
+                reason: e.reason,
+            }
+        })?;
+        let mut written = written;
+        if to == Dialect::OpenAiChat {
+            plain_text_as_string(&mut written);
+        }
+        (written, notes)
+    };
+
+    // 5. The target, under its profile.
+    let target_check = CheckOptions {
+        dialect: Some(to),
+        provider: Some(profile.name.to_string()),
+        model: model.map(str::to_string),
+        endpoint: None,
+    };
+    let fixed = repair::repair(
+        &converted,
+        &RepairOptions {
+            check: target_check,
+            missing_result: opts.missing_result,
+            orphan_result: opts.orphan_result,
+        },
+    )?;
+    edits.extend(fixed.edits.into_iter().map(|edit| StagedEdit {
+        stage: Stage::Target,
+        edit,
+    }));
+    let mut violations = fixed.unrepairable;
+    violations.extend(fixed.warnings);
+    Ok(Converted {
+        from,
+        to,
+        provider: profile.name,
+        body: fixed.body,
+        notes,
+        edits,
+        violations,
+    })
+}
+
+/// Chat content that is one plain text part is written as a string: the form every
+/// compatible API takes (several type `content` as a string only).
+fn plain_text_as_string(body: &mut Value) {
+    let Some(msgs) = body.get_mut("messages").and_then(Value::as_array_mut) else {
+        return;
+    };
+    for m in msgs {
+        let Some(content) = m.get_mut("content") else {
+            continue;
+        };
+        let text = match content.as_array().map(Vec::as_slice) {
+            Some([part]) => match part.as_object() {
+                Some(o) if o.len() == 2 && o.get("type") == Some(&Value::from("text")) => {
+                    o.get("text").and_then(Value::as_str).map(str::to_string)
+                }
+                _ => None,
+            },
+            _ => None,
+        };
+        if let Some(t) = text {
+            *content = Value::String(t);
+        }
+    }
+}
