@@ -1292,7 +1292,9 @@ fn describe_call(a: &Analysis, n: usize) -> String {
     }
 }
 
-/// A result for the call at node `n`, saying it was interrupted.
+/// A result for the call at node `n`, saying it was interrupted. None when another call
+/// has the same id: a result with that id would answer the other call just as well (and
+/// the next pass would drop it again as a second answer), so that is left unrepairable.
 fn synthesized(a: &Analysis, body: &Value, n: usize) -> Option<Value> {
     let NodeKind::Call {
         call_id,
@@ -1303,6 +1305,14 @@ fn synthesized(a: &Analysis, body: &Value, n: usize) -> Option<Value> {
     else {
         return None;
     };
+    if let Some(id) = call_id {
+        let shared = a.chain.nodes.iter().enumerate().any(|(k, m)| {
+            k != n && matches!(m.kind, NodeKind::Call { call_id: Some(c), .. } if c == id)
+        });
+        if shared {
+            return None;
+        }
+    }
     Some(match a.dialect {
         Dialect::OpenAiChat => dialect::openai_chat::synthesized_result(call_id?, INTERRUPTED),
         Dialect::OpenAiResponses => {
