@@ -126,7 +126,11 @@ pub fn repair(body: &Value, opts: &RepairOptions) -> Result<Repaired, Error> {
         let stuck = &next == now;
         let verdict = (analysis.dialect, analysis.profile.name);
         drop(analysis);
-        edits.extend(plan.edits);
+        if !stuck {
+            // A plan that changed nothing (its edits had nowhere to go, as a result for a
+            // message whose content is not a list) made no edits worth reporting.
+            edits.extend(plan.edits);
+        }
         current = Some(next);
         if stuck {
             let again = analyze(current.as_ref().unwrap_or(body), &opts.check)?;
