@@ -1,8 +1,8 @@
 //! Trim: fit a history into a token budget by dropping whole atomic units, oldest first.
 //!
 //! The protected prefix (instructions plus `protect` pinned turns) always stays, and so
-//! do the last `keep_last` units, even over budget (the report says so). A unit is a
-//! group of calls with their results and reasoning, or a plain turn (see
+//! do the last `keep_last` units (at least one), even over budget (the report says so).
+//! A unit is a group of calls with their results and reasoning, or a plain turn (see
 //! [`groups`](crate::groups)), so trimming never orphans a result or strands a reasoning
 //! item; for Anthropic and Gemini the kept history starts at a user turn (or right after
 //! a pinned user turn), because both reject a history that starts with the assistant;
@@ -163,7 +163,8 @@ pub struct TrimOptions {
     pub check: CheckOptions,
     /// The token budget for the history (instructions included).
     pub budget: usize,
-    /// Units always kept at the end, even over budget.
+    /// Units always kept at the end, even over budget (0 is taken as 1: a history is
+    /// never trimmed to nothing).
     pub keep_last: usize,
     /// History turns pinned after the instructions.
     pub protect: usize,
@@ -240,7 +241,9 @@ pub fn trim_with_cache(
     let prefix_tokens: usize = turn_tokens[groups.prefix.clone()].iter().sum();
     let tokens_before = prefix_tokens + unit_tokens.iter().sum::<usize>();
 
-    let droppable = groups.units.len().saturating_sub(opts.keep_last);
+    // At least the last unit stays: a history trimmed to nothing is rejected by every
+    // provider, so dropping it all would make a valid body invalid.
+    let droppable = groups.units.len().saturating_sub(opts.keep_last.max(1));
     let mut total = tokens_before;
     let mut cut = 0;
     while cut < droppable && total > opts.budget {
@@ -267,10 +270,7 @@ pub fn trim_with_cache(
     if cut > 0 && !starts_with_user(cut) {
         let next_user = (cut..droppable).find(|&c| starts_with_user(c));
         match next_user {
-            Some(c) => {
-                total -= unit_tokens[cut..c].iter().sum::<usize>();
-                cut = c;
-            }
+            Some(c) => cut = c,
             None if assistant_may_lead => {
                 // Cutting inside one request's agent loop: keep that request (the last user
                 // turn before the cut) so the model still knows its task, paid for by
@@ -289,53 +289,76 @@ pub fn trim_with_cache(
             None => {
                 while cut > 0 && !starts_with_user(cut) {
                     cut -= 1;
-                    total += unit_tokens[cut];
                 }
             }
         }
     }
 
-    let mut dropped = Vec::new();
-    let mut drop_items = BTreeSet::new();
-    for (u, unit) in groups.units[..cut].iter().enumerate() {
-        if Some(u) == kept_request {
-            continue;
+    // The body without the first `cut` units (but `kept`), what was dropped, and the
+    // tokens left.
+    let build = |cut: usize, kept: Option<usize>| {
+        let mut dropped = Vec::new();
+        let mut drop_items = BTreeSet::new();
+        let mut left = tokens_before;
+        for (u, unit) in groups.units[..cut].iter().enumerate() {
+            if Some(u) == kept {
+                continue;
+            }
+            let mut paths = Vec::new();
+            for t in unit.turns.clone() {
+                paths.push(chain.turns[t].ptr.render());
+                if let Some(i) = chain.turns[t].ptr.item {
+                    drop_items.insert(i as usize);
+                }
+            }
+            left -= unit_tokens[u];
+            dropped.push(DroppedUnit {
+                paths,
+                kind: if unit.is_group() { "group" } else { "turn" },
+                tokens: unit_tokens[u],
+            });
         }
-        let mut paths = Vec::new();
-        for t in unit.turns.clone() {
-            paths.push(chain.turns[t].ptr.render());
-            if let Some(i) = chain.turns[t].ptr.item {
-                drop_items.insert(i as usize);
+        let mut out = body.clone();
+        if !drop_items.is_empty() {
+            if let Some(Value::Array(items)) = out.get_mut(dialect.history_key()) {
+                let old = std::mem::take(items);
+                *items = old
+                    .into_iter()
+                    .enumerate()
+                    .filter(|(i, _)| !drop_items.contains(i))
+                    .map(|(_, v)| v)
+                    .collect();
             }
         }
-        dropped.push(DroppedUnit {
-            paths,
-            kind: if unit.is_group() { "group" } else { "turn" },
-            tokens: unit_tokens[u],
-        });
-    }
-    let out = if drop_items.is_empty() {
-        body.clone()
-    } else {
-        let key = dialect.history_key();
-        let mut out = body.clone();
-        if let Some(Value::Array(items)) = out.get_mut(key) {
-            let old = std::mem::take(items);
-            *items = old
-                .into_iter()
-                .enumerate()
-                .filter(|(i, _)| !drop_items.contains(i))
-                .map(|(_, v)| v)
-                .collect();
-        }
-        out
+        (out, dropped, left)
     };
-    let after = analyze(&out, &opts.check)?;
-    let violations = after
+    let errors_of = |v: &Value| -> Result<Vec<Violation>, Error> {
+        Ok(analyze(v, &opts.check)?
+            .violations
+            .into_iter()
+            .filter(|v| v.severity == Severity::Error)
+            .collect())
+    };
+    let (mut out, mut dropped, mut total) = build(cut, kept_request);
+    let mut violations = errors_of(&out)?;
+    let input_valid = !analysis
         .violations
-        .into_iter()
-        .filter(|v| v.severity == Severity::Error)
-        .collect();
+        .iter()
+        .any(|v| v.severity == Severity::Error);
+    if input_valid && !violations.is_empty() {
+        // The cut broke a rule that ties kept turns to dropped ones (an Anthropic thinking
+        // loop must open with its thinking): step back to earlier cuts at a user turn, a
+        // few at most, and else keep everything. Trimming never makes a valid body invalid.
+        let earlier: Vec<usize> = (1..cut).rev().filter(|&c| starts_with_user(c)).collect();
+        for c in earlier.into_iter().take(4).chain([0]) {
+            let (o, d, t) = build(c, None);
+            let v = errors_of(&o)?;
+            if v.is_empty() {
+                (out, dropped, total, violations) = (o, d, t, v);
+                break;
+            }
+        }
+    }
     Ok(Trimmed {
         dialect,
         body: out,
