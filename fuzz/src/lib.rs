@@ -1,0 +1,274 @@
+//! The properties the fuzz targets check, one function per target.
+//!
+//! Every input is one selector byte followed by the bytes under test. The selector's low
+//! two bits pick the dialect (`Dialect::ALL` order: openai_chat, openai_responses,
+//! anthropic, gemini); higher bits pick options where a target has any. The seed corpora
+//! (`fuzz/seed.py`) prefix each body with the byte of its own dialect, and libFuzzer is
+//! free to change it, so every parser also sees the other dialects' bodies.
+//!
+//! A property that does not hold panics with what was expected and what came out, so
+//! libFuzzer records the input as a crash.
+//!
+//! This file is also compiled into mend's own test suite (`crates/mend/tests/it/
+//! mutations.rs` includes it by path): the mutation test holds every mutant to these same
+//! properties, and replays the crashes kept under `fuzz/regressions/<target>/`. So it
+//! uses nothing but `mend` and `serde_json`.
+
+use mend::canonical::capture::{self, StreamCapture};
+use mend::canonical::Conversation;
+use mend::repair::{MissingResult, OrphanResult, RepairOptions};
+use mend::trim::TrimOptions;
+use mend::{CheckOptions, Dialect, Severity};
+use serde_json::Value;
+
+/// The dialect and the remaining bytes of an input, or `None` for an empty input.
+pub fn split(data: &[u8]) -> Option<(Dialect, u8, &[u8])> {
+    let (&sel, rest) = data.split_first()?;
+    Some((Dialect::ALL[usize::from(sel & 3)], sel >> 2, rest))
+}
+
+fn forced(dialect: Dialect) -> CheckOptions {
+    CheckOptions {
+        dialect: Some(dialect),
+        ..Default::default()
+    }
+}
+
+/// Rule and path of each error-severity finding, sorted.
+fn errors(vs: &[mend::Violation]) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = vs
+        .iter()
+        .filter(|v| v.severity == Severity::Error)
+        .map(|v| (v.rule.id().to_string(), v.path.clone()))
+        .collect();
+    out.sort();
+    out
+}
+
+/// Parse and check, as the selected dialect and with the dialect detected: a verdict or
+/// a clean error, and the same verdict from bytes as from the parsed value.
+pub fn check(data: &[u8]) {
+    let Some((dialect, opts, bytes)) = split(data) else {
+        return;
+    };
+    let from_bytes = mend::check(bytes, &forced(dialect));
+    let Ok(body) = mend::parse_body(bytes) else {
+        assert!(
+            from_bytes.is_err(),
+            "check accepted bytes parse_body refused"
+        );
+        return;
+    };
+    let from_value = check_value(dialect, opts, &body);
+    match (&from_bytes, &from_value) {
+        (Ok(a), Ok(b)) => assert_eq!(a.violations, b.violations, "check vs check_value"),
+        (Err(_), Err(_)) => {}
+        (a, b) => panic!("check gave {a:?} but check_value gave {b:?}"),
+    }
+}
+
+/// [`check`] of a parsed body: as `dialect`, with its atomic groups (`opts` turns
+/// protected), and with the dialect detected. Returns the verdict as `dialect`.
+pub fn check_value(dialect: Dialect, opts: u8, body: &Value) -> Result<mend::Report, mend::Error> {
+    if let Ok(analysis) = mend::analyze(body, &forced(dialect)) {
+        let _ = analysis.groups(usize::from(opts >> 2));
+    }
+    let _ = mend::check_value(body, &CheckOptions::default());
+    mend::check_value(body, &forced(dialect))
+}
+
+/// Repair: the output re-checks valid, or every error that remains is listed as
+/// unrepairable; repairing the output again changes nothing.
+pub fn repair(data: &[u8]) {
+    let Some((dialect, opts, bytes)) = split(data) else {
+        return;
+    };
+    if let Ok(body) = mend::parse_body(bytes) {
+        repair_value(dialect, opts, &body);
+    }
+}
+
+/// [`repair`] of a parsed body, with the options of the selector's high bits `opts`.
+pub fn repair_value(dialect: Dialect, opts: u8, body: &Value) {
+    let ropts = RepairOptions {
+        check: forced(dialect),
+        missing_result: if opts & 1 == 0 {
+            MissingResult::Synthesize
+        } else {
+            MissingResult::DropCall
+        },
+        orphan_result: if opts & 2 == 0 {
+            OrphanResult::Drop
+        } else {
+            OrphanResult::ToText
+        },
+    };
+    let Ok(fixed) = mend::repair::repair(body, &ropts) else {
+        return;
+    };
+    let again = match mend::check_value(&fixed.body, &ropts.check) {
+        Ok(r) => r,
+        Err(e) => panic!("the repaired body cannot be checked: {e}"),
+    };
+    let remaining = errors(&again.violations);
+    let listed = errors(&fixed.unrepairable);
+    for e in &remaining {
+        assert!(
+            listed.contains(e),
+            "repair left {e:?} but listed as unrepairable only {listed:?}\nrepaired: {}",
+            fixed.body
+        );
+    }
+    if fixed.valid() {
+        assert!(
+            remaining.is_empty(),
+            "repair said valid, check found {remaining:?}"
+        );
+    }
+    if let Ok(twice) = mend::repair::repair(&fixed.body, &ropts) {
+        assert!(
+            twice.edits.is_empty(),
+            "repair of repair's own output edited again: {:?}\nfirst output: {}",
+            twice.edits,
+            fixed.body
+        );
+    }
+}
+
+/// Trim never makes a valid history invalid, and stays within budget unless it says so.
+pub fn trim(data: &[u8]) {
+    let Some((dialect, opts, bytes)) = split(data) else {
+        return;
+    };
+    if let Ok(body) = mend::parse_body(bytes) {
+        trim_value(dialect, opts, &body);
+    }
+}
+
+/// [`trim`] of a parsed body, with the options of the selector's high bits `opts`.
+pub fn trim_value(dialect: Dialect, opts: u8, body: &Value) {
+    let Ok(before) = mend::check_value(body, &forced(dialect)) else {
+        return;
+    };
+    let topts = TrimOptions {
+        check: forced(dialect),
+        budget: 1usize << (opts & 15),
+        keep_last: usize::from(opts >> 4 & 1),
+        protect: usize::from(opts >> 5),
+    };
+    let Ok(t) = mend::trim::trim(body, &topts) else {
+        return;
+    };
+    if !t.over_budget {
+        assert!(
+            t.tokens_after <= topts.budget,
+            "{} tokens after trim, budget {}, not over_budget",
+            t.tokens_after,
+            topts.budget
+        );
+    }
+    if before.valid() {
+        let after = match mend::check_value(&t.body, &topts.check) {
+            Ok(r) => r,
+            Err(e) => panic!("the trimmed body cannot be checked: {e}"),
+        };
+        assert!(
+            after.valid(),
+            "trim made a valid history invalid: {:?}\ntrimmed: {}",
+            errors(&after.violations),
+            t.body
+        );
+    }
+}
+
+/// Canonical round trip in one dialect: body -> conversation -> body is the same JSON, and
+/// the conversation's JSON form reads back as the same conversation.
+pub fn roundtrip(data: &[u8]) {
+    let Some((dialect, opts, bytes)) = split(data) else {
+        return;
+    };
+    if let Ok(body) = mend::parse_body(bytes) {
+        roundtrip_value(dialect, opts, &body);
+    }
+}
+
+/// [`roundtrip`] of a parsed body, with the options of the selector's high bits `opts`.
+pub fn roundtrip_value(dialect: Dialect, opts: u8, body: &Value) {
+    let _ = opts;
+    let Ok(conv) = Conversation::from_request(dialect, body) else {
+        assert!(!body.is_object(), "from_request refused an object");
+        return;
+    };
+    match conv.to_request(dialect) {
+        Ok(back) => assert!(
+            &back == body,
+            "{dialect} round trip changed the body\n in: {body}\nout: {back}"
+        ),
+        Err(e) => panic!("{dialect} could not write back what it read: {e}"),
+    }
+    let form = serde_json::to_vec(&conv.to_json()).unwrap_or_default();
+    match Conversation::from_json(&form) {
+        Ok(c) => assert!(c == conv, "the JSON form did not read back equal"),
+        Err(e) => panic!("the JSON form did not read back: {e}"),
+    }
+}
+
+/// A non-streaming response: captured or a clean error; captured messages can be written
+/// back as a request of the dialect.
+pub fn response(data: &[u8]) {
+    let Some((dialect, _, bytes)) = split(data) else {
+        return;
+    };
+    let by_bytes = capture::read_response(dialect, bytes);
+    if let Ok(v) = serde_json::from_slice::<Value>(bytes) {
+        let by_value = capture::read_response_value(dialect, &v);
+        if let (Ok(a), Ok(b)) = (&by_bytes, &by_value) {
+            assert!(a == b, "read_response and read_response_value differ");
+        }
+    }
+    if let Ok(reply) = by_bytes {
+        write_back(dialect, reply);
+    }
+}
+
+/// [`response`] of a parsed response body.
+pub fn response_value(dialect: Dialect, body: &Value) {
+    if let Ok(reply) = capture::read_response_value(dialect, body) {
+        write_back(dialect, reply);
+    }
+}
+
+/// A stream: the whole stream and the same bytes fed in two chunks give the same result;
+/// the plain SSE splitter gives events or a clean error.
+pub fn stream(data: &[u8]) {
+    let Some((dialect, cut, bytes)) = split(data) else {
+        return;
+    };
+    let _ = mend::sse::split_events(bytes);
+    let whole = capture::read_stream(dialect, bytes);
+    // The cut point: a byte position taken from the selector's high bits and the length.
+    let at = if bytes.is_empty() {
+        0
+    } else {
+        (usize::from(cut) * 4099) % (bytes.len() + 1)
+    };
+    let mut cap = StreamCapture::new(dialect);
+    let fed = cap.feed(&bytes[..at]).and_then(|_| cap.feed(&bytes[at..]));
+    let chunked = fed.and_then(|_| cap.finish());
+    assert!(
+        whole == chunked,
+        "{dialect} stream fed whole and cut at byte {at} differ:\nwhole:   {whole:?}\nchunked: {chunked:?}"
+    );
+    if let Ok(reply) = whole {
+        write_back(dialect, reply);
+    }
+}
+
+fn write_back(dialect: Dialect, reply: capture::Reply) {
+    let conv = Conversation {
+        dialect: Some(dialect),
+        messages: reply.messages,
+        ..Default::default()
+    };
+    let _ = conv.to_request(dialect);
+}
