@@ -59,24 +59,7 @@ fn dialect(name: &str, what: &str) -> Result<Dialect, String> {
 }
 
 fn policies(args: &ConvertArgs) -> Result<(MissingResult, OrphanResult), String> {
-    let missing = match args.missing_result.as_str() {
-        "synthesize" => MissingResult::Synthesize,
-        "drop-call" => MissingResult::DropCall,
-        other => {
-            return Err(format!(
-                "unknown --missing-result '{other}' (expected synthesize or drop-call)"
-            ))
-        }
-    };
-    let orphan = match args.orphan_result.as_str() {
-        "drop" => OrphanResult::Drop,
-        "to-text" => OrphanResult::ToText,
-        other => {
-            return Err(format!(
-                "unknown --orphan-result '{other}' (expected drop or to-text)"
-            ))
-        }
-    };
+    let (missing, orphan) = crate::fix::policies(&args.missing_result, &args.orphan_result)?;
     for p in [&args.provider, &args.source_provider]
         .into_iter()
         .flatten()

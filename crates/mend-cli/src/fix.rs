@@ -58,6 +58,32 @@ pub(crate) fn pretty(v: &Value) -> String {
     serde_json::to_string_pretty(v).unwrap_or_default()
 }
 
+/// The repair policies named on the command line.
+pub(crate) fn policies(
+    missing: &str,
+    orphan: &str,
+) -> Result<(MissingResult, OrphanResult), String> {
+    let missing = match missing {
+        "synthesize" => MissingResult::Synthesize,
+        "drop-call" => MissingResult::DropCall,
+        other => {
+            return Err(format!(
+                "unknown --missing-result '{other}' (expected synthesize or drop-call)"
+            ))
+        }
+    };
+    let orphan = match orphan {
+        "drop" => OrphanResult::Drop,
+        "to-text" => OrphanResult::ToText,
+        other => {
+            return Err(format!(
+                "unknown --orphan-result '{other}' (expected drop or to-text)"
+            ))
+        }
+    };
+    Ok((missing, orphan))
+}
+
 /// `mend repair`.
 pub fn run_repair(
     arg: &str,
@@ -67,23 +93,10 @@ pub fn run_repair(
     as_json: bool,
     printer: &mut Printer,
 ) -> io::Result<Status> {
-    let missing_result = match missing {
-        "synthesize" => MissingResult::Synthesize,
-        "drop-call" => MissingResult::DropCall,
-        other => {
-            printer.err_line(&format!(
-                "mend: unknown --missing-result '{other}' (expected synthesize or drop-call)"
-            ));
-            return Ok(Status::BadInput);
-        }
-    };
-    let orphan_result = match orphan {
-        "drop" => OrphanResult::Drop,
-        "to-text" => OrphanResult::ToText,
-        other => {
-            printer.err_line(&format!(
-                "mend: unknown --orphan-result '{other}' (expected drop or to-text)"
-            ));
+    let (missing_result, orphan_result) = match policies(missing, orphan) {
+        Ok(p) => p,
+        Err(why) => {
+            printer.err_line(&format!("mend: {why}"));
             return Ok(Status::BadInput);
         }
     };

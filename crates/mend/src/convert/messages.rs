@@ -33,12 +33,8 @@ struct Carrier<'a> {
 
 impl Carrier<'_> {
     fn lost(&mut self, what: &'static str, path: String, detail: String) {
-        self.notes.push(Note {
-            kind: NoteKind::Lost,
-            what,
-            path,
-            detail,
-        });
+        self.notes
+            .push(Note::new(NoteKind::Lost, what, path, detail));
     }
 
     /// Report the wire fields of `extra` that meant something.

@@ -103,6 +103,17 @@ pub struct Note {
     pub detail: String,
 }
 
+impl Note {
+    pub(crate) fn new(kind: NoteKind, what: &'static str, path: String, detail: String) -> Note {
+        Note {
+            kind,
+            what,
+            path,
+            detail,
+        }
+    }
+}
+
 /// Which body a repair edit was made on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]

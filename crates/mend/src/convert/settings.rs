@@ -75,12 +75,8 @@ struct Reader<'a> {
 
 impl Reader<'_> {
     fn lost(&mut self, what: &'static str, path: String, detail: String) {
-        self.notes.push(Note {
-            kind: NoteKind::Lost,
-            what,
-            path,
-            detail,
-        });
+        self.notes
+            .push(Note::new(NoteKind::Lost, what, path, detail));
     }
 
     fn unknown(&mut self, path: String, key: &str) {
@@ -131,8 +127,8 @@ pub(crate) fn convert_settings(
         notes: r.notes,
     };
     match to {
-        Dialect::OpenAiChat => w.openai_chat(s, profile),
-        Dialect::OpenAiResponses => w.openai_responses(s),
+        Dialect::OpenAiChat => w.openai(s, true, profile),
+        Dialect::OpenAiResponses => w.openai(s, false, profile),
         Dialect::Anthropic => w.anthropic(s, opts),
         Dialect::Gemini => w.gemini(s),
     }
@@ -492,22 +488,27 @@ impl Writer<'_> {
         }
     }
 
-    fn openai_chat(&mut self, s: Settings, profile: &Profile) {
+    /// OpenAI chat (`chat`) or Responses: the same settings under slightly different names.
+    fn openai(&mut self, s: Settings, chat: bool, profile: &Profile) {
         self.put("model", s.model);
-        // OpenAI's reasoning models refuse `max_tokens` ("Unsupported parameter: 'max_tokens'
-        // is not supported with this model. Use 'max_completion_tokens' instead."); every
-        // OpenAI model takes the newer name, most compatible APIs only the older one.
-        let first_party = matches!(profile.name, "openai" | "azure");
-        let limit = if first_party {
-            "max_completion_tokens"
-        } else {
-            "max_tokens"
+        // OpenAI's reasoning models refuse `max_tokens` in chat ("Unsupported parameter:
+        // 'max_tokens' is not supported with this model. Use 'max_completion_tokens'
+        // instead."); every OpenAI model takes the newer name, most compatible APIs only
+        // the older one.
+        let limit = match (chat, profile.name) {
+            (false, _) => "max_output_tokens",
+            (true, "openai" | "azure") => "max_completion_tokens",
+            (true, _) => "max_tokens",
         };
         self.put(limit, s.max_tokens);
         self.put("temperature", s.temperature);
         self.put("top_p", s.top_p);
         self.drop("top_k", s.top_k);
-        self.put("stop", s.stop);
+        if chat {
+            self.put("stop", s.stop);
+        } else {
+            self.drop("stop", s.stop);
+        }
         self.put("stream", s.stream);
         if !s.tools.is_empty() {
             let tools = s
@@ -515,61 +516,37 @@ impl Writer<'_> {
                 .into_iter()
                 .map(|f| {
                     let mut o = Map::new();
+                    if !chat {
+                        o.insert("type".into(), "function".into());
+                    }
                     o.insert("name".into(), Value::String(f.name));
                     put_opt(&mut o, "description", f.description);
                     put_opt(&mut o, "parameters", f.parameters);
                     put_opt(&mut o, "strict", f.strict);
-                    json!({"type": "function", "function": o})
+                    if chat {
+                        json!({"type": "function", "function": o})
+                    } else {
+                        Value::Object(o)
+                    }
                 })
                 .collect();
             self.out.insert("tools".into(), Value::Array(tools));
         }
-        self.put(
-            "tool_choice",
-            s.tool_choice.map(|c| openai_choice_value(c, true)),
-        );
+        let choice = s.tool_choice.map(|c| openai_choice_value(c, chat));
+        self.put("tool_choice", choice);
         self.put("parallel_tool_calls", s.parallel.map(Value::Bool));
         self.put("user", s.user);
-        self.put("seed", s.seed);
-        self.put("presence_penalty", s.presence_penalty);
-        self.put("frequency_penalty", s.frequency_penalty);
-        self.put("reasoning_effort", s.effort);
-    }
-
-    fn openai_responses(&mut self, s: Settings) {
-        self.put("model", s.model);
-        self.put("max_output_tokens", s.max_tokens);
-        self.put("temperature", s.temperature);
-        self.put("top_p", s.top_p);
-        self.drop("top_k", s.top_k);
-        self.drop("stop", s.stop);
-        self.put("stream", s.stream);
-        if !s.tools.is_empty() {
-            let tools = s
-                .tools
-                .into_iter()
-                .map(|f| {
-                    let mut o = Map::new();
-                    o.insert("type".into(), "function".into());
-                    o.insert("name".into(), Value::String(f.name));
-                    put_opt(&mut o, "description", f.description);
-                    put_opt(&mut o, "parameters", f.parameters);
-                    put_opt(&mut o, "strict", f.strict);
-                    Value::Object(o)
-                })
-                .collect();
-            self.out.insert("tools".into(), Value::Array(tools));
+        if chat {
+            self.put("seed", s.seed);
+            self.put("presence_penalty", s.presence_penalty);
+            self.put("frequency_penalty", s.frequency_penalty);
+            self.put("reasoning_effort", s.effort);
+        } else {
+            self.drop("seed", s.seed);
+            self.drop("presence_penalty", s.presence_penalty);
+            self.drop("frequency_penalty", s.frequency_penalty);
+            self.put("reasoning", s.effort.map(|e| json!({ "effort": e })));
         }
-        self.put(
-            "tool_choice",
-            s.tool_choice.map(|c| openai_choice_value(c, false)),
-        );
-        self.put("parallel_tool_calls", s.parallel.map(Value::Bool));
-        self.put("user", s.user);
-        self.drop("seed", s.seed);
-        self.drop("presence_penalty", s.presence_penalty);
-        self.drop("frequency_penalty", s.frequency_penalty);
-        self.put("reasoning", s.effort.map(|e| json!({ "effort": e })));
     }
 
     fn anthropic(&mut self, s: Settings, opts: &ConvertOptions) {
