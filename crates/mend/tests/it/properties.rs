@@ -5,8 +5,11 @@
 //! - after damage, repair leaves only violations of rules that cannot be repaired without
 //!   guessing (and names them);
 //! - repair is idempotent, and local: items far from every finding come through unchanged;
-//! - trim never returns an invalid history from a valid one.
+//! - trim never returns an invalid history from a valid one;
+//! - convert gives every other dialect a valid body with every call and text, and back;
+//!   from a damaged history, a valid body or only what cannot be repaired, named.
 
+use mend::convert::{convert, ConvertError, ConvertOptions, Stage};
 use mend::repair::{repair, RepairOptions};
 use mend::trim::{trim, TrimOptions};
 use mend::{CheckOptions, Dialect, Rule};
@@ -353,5 +356,79 @@ proptest! {
         let t = trim(&body, &TrimOptions { check: opts(d).check, budget, keep_last: 1, protect: 0 }).unwrap();
         prop_assert!(t.violations.is_empty(), "{:?}\n{}", t.violations, t.body);
         prop_assert!(t.over_budget || t.tokens_after <= budget);
+    }
+}
+
+/// Two different dialects: a source and a target.
+fn pairs() -> impl Strategy<Value = (Dialect, Dialect)> {
+    (0usize..4, 1usize..4).prop_map(|(a, k)| (Dialect::ALL[a], Dialect::ALL[(a + k) % 4]))
+}
+
+/// The calls of a body (name and parsed arguments) and its texts, in order: what a
+/// conversion must carry whatever the dialects.
+fn calls_and_texts(d: Dialect, body: &Value) -> (Vec<(String, Value)>, Vec<String>) {
+    use mend::canonical::{Conversation, Part};
+    let conv = Conversation::from_request(d, body).expect("a request body");
+    let (mut calls, mut texts) = (Vec::new(), Vec::new());
+    for p in conv.messages.iter().flat_map(|m| &m.parts) {
+        match p {
+            Part::ToolCall(c) => {
+                let args = serde_json::from_str(&c.arguments).unwrap_or(json!({}));
+                calls.push((c.name.clone(), args));
+            }
+            Part::Text(t) => texts.push(t.text.clone()),
+            _ => {}
+        }
+    }
+    (calls, texts)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::default())]
+
+    #[test]
+    fn valid_histories_convert_valid_and_keep_every_call_and_text(
+        (d, to) in pairs(), ex in exchanges()
+    ) {
+        let body = render(d, &ex);
+        let out = convert(&body, d, to, &ConvertOptions::default()).unwrap();
+        prop_assert!(out.valid(), "{:?}\n{}", out.violations, out.body);
+        for e in &out.edits {
+            prop_assert!(
+                e.stage == Stage::Target && e.edit.rule == Rule::InvalidCallId,
+                "a valid source needs no repair beyond id forms: {:?}", e
+            );
+        }
+        let source = calls_and_texts(d, &body);
+        prop_assert_eq!(&calls_and_texts(to, &out.body), &source, "{}", out.body);
+        // And back again, nothing of it lost either.
+        let back = convert(&out.body, to, d, &ConvertOptions::default()).unwrap();
+        prop_assert!(back.valid(), "{:?}\n{}", back.violations, back.body);
+        prop_assert_eq!(&calls_and_texts(d, &back.body), &source, "{}", back.body);
+    }
+
+    #[test]
+    fn damaged_histories_convert_valid_or_named(
+        (d, to) in pairs(), ex in exchanges(), dmg in damage()
+    ) {
+        let mut body = render(d, &ex);
+        apply(&mut body, d.history_key(), &dmg);
+        let out = match convert(&body, d, to, &ConvertOptions::default()) {
+            Ok(o) => o,
+            Err(ConvertError::Unreadable { .. }) => return Ok(()),
+            Err(e) => return Err(TestCaseError::fail(format!("{e}\n{body}"))),
+        };
+        for v in out.violations.iter().filter(|v| v.severity == mend::Severity::Error) {
+            prop_assert!(
+                CANNOT_REPAIR.contains(&v.rule),
+                "{} at {}: {}\ninput {}\noutput {}", v.rule, v.path, v.message, body, out.body
+            );
+        }
+        let recheck = mend::check_value(&out.body, &CheckOptions {
+            dialect: Some(to),
+            provider: Some(out.provider.to_string()),
+            ..Default::default()
+        }).unwrap();
+        prop_assert_eq!(recheck.valid(), out.valid());
     }
 }
