@@ -58,9 +58,15 @@ pub struct ServeArgs {
     /// Upstream read timeout in milliseconds, per read (default 600000)
     #[arg(long, value_name = "MS")]
     read_timeout_ms: Option<u64>,
-    /// Ignore the x-mend-mode request header
-    #[arg(long)]
+    /// Ignore the x-mend-mode request header. Without this flag a request's
+    /// x-mend-mode may raise its upstream's mode (off < observe < repair < strict) but
+    /// not lower it; the response's x-mend-mode says which mode applied
+    #[arg(long, conflicts_with = "mode_header_lowers")]
     no_mode_header: bool,
+    /// Let x-mend-mode also lower the mode (a client may then ask for off on a strict
+    /// upstream; also MEND_MODE_HEADER_LOWERS=true, mode_header_lowers in the file)
+    #[arg(long)]
+    mode_header_lowers: bool,
     /// Write every request and response as JSONL in this folder, credentials redacted
     #[arg(long, value_name = "DIR")]
     tap: Option<PathBuf>,
@@ -127,6 +133,9 @@ impl ServeArgs {
         }
         if self.no_mode_header {
             c.mode_header = false;
+        }
+        if self.mode_header_lowers {
+            c.mode_header_lowers = true;
         }
         if let Some(t) = &self.tap {
             c.tap = Some(t.clone());

@@ -49,6 +49,20 @@ impl Mode {
     }
 }
 
+impl Mode {
+    /// How much mend does to a request: off < observe < repair < strict. A request's
+    /// `x-mend-mode` may raise its upstream's mode, and lower it only when
+    /// [`Config::mode_header_lowers`] allows.
+    pub fn strictness(self) -> u8 {
+        match self {
+            Mode::Off => 0,
+            Mode::Observe => 1,
+            Mode::Repair => 2,
+            Mode::Strict => 3,
+        }
+    }
+}
+
 impl fmt::Display for Mode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
@@ -123,8 +137,13 @@ pub struct Config {
     /// before the head, a cut stream after). Default 600 s: reasoning models can think
     /// for minutes before their first byte.
     pub read_timeout: Duration,
-    /// Whether `x-mend-mode` on a request may choose the mode. Default true.
+    /// Whether `x-mend-mode` on a request is read at all. Default true.
     pub mode_header: bool,
+    /// Whether `x-mend-mode` may choose a mode less strict than the upstream's (`off`
+    /// on a `strict` upstream, say). Default false: a client may ask for more checking,
+    /// never for less than the operator configured; a lower mode asked for is not
+    /// applied, and the response's `x-mend-mode` says which mode was.
+    pub mode_header_lowers: bool,
     /// A folder for the debug tap (JSONL of each request and response, credentials
     /// redacted). Off by default.
     pub tap: Option<PathBuf>,
@@ -146,6 +165,7 @@ impl Default for Config {
             connect_timeout: Duration::from_secs(10),
             read_timeout: Duration::from_secs(600),
             mode_header: true,
+            mode_header_lowers: false,
             tap: None,
             db: None,
         }
@@ -182,7 +202,8 @@ impl ConfigError {
 /// body_limit = 33554432        # bytes
 /// connect_timeout_ms = 10000
 /// read_timeout_ms = 600000
-/// mode_header = true
+/// mode_header = true          # read x-mend-mode on requests
+/// mode_header_lowers = false   # ... and let it choose a mode below the upstream's
 /// tap = "/tmp/mend-tap"
 /// db = "sqlite:/var/lib/mend/conversations.db"
 ///
@@ -202,6 +223,7 @@ struct FileConfig {
     connect_timeout_ms: Option<u64>,
     read_timeout_ms: Option<u64>,
     mode_header: Option<bool>,
+    mode_header_lowers: Option<bool>,
     tap: Option<PathBuf>,
     db: Option<String>,
     #[serde(default)]
@@ -250,6 +272,9 @@ impl Config {
         if let Some(b) = file.mode_header {
             self.mode_header = b;
         }
+        if let Some(b) = file.mode_header_lowers {
+            self.mode_header_lowers = b;
+        }
         if let Some(t) = file.tap {
             self.tap = Some(t);
         }
@@ -297,7 +322,8 @@ impl Config {
     /// process environment):
     ///
     /// - `MEND_LISTEN`, `MEND_MODE`, `MEND_BODY_LIMIT` (bytes), `MEND_CONNECT_TIMEOUT_MS`,
-    ///   `MEND_READ_TIMEOUT_MS`, `MEND_TAP`, `MEND_DB` (as for `mend store`);
+    ///   `MEND_READ_TIMEOUT_MS`, `MEND_TAP`, `MEND_DB` (as for `mend store`),
+    ///   `MEND_MODE_HEADER_LOWERS` (`true` or `false`);
     /// - per upstream `MEND_<NAME>_BASE_URL`, `MEND_<NAME>_PROVIDER`, `MEND_<NAME>_MODE`
     ///   with NAME one of `OPENAI` (both OpenAI dialects), `OPENAI_CHAT`,
     ///   `OPENAI_RESPONSES`, `ANTHROPIC`, `GEMINI`.
@@ -324,6 +350,19 @@ impl Config {
         if let Some(n) = get("MEND_READ_TIMEOUT_MS") {
             self.read_timeout =
                 Duration::from_millis(parse_number(&n, ORIGIN, "MEND_READ_TIMEOUT_MS")?);
+        }
+        if let Some(b) = get("MEND_MODE_HEADER_LOWERS") {
+            self.mode_header_lowers = match b.trim() {
+                "true" | "1" => true,
+                "false" | "0" => false,
+                other => {
+                    return Err(ConfigError::new(
+                        ORIGIN,
+                        "MEND_MODE_HEADER_LOWERS",
+                        format!("'{other}' is not true or false"),
+                    ))
+                }
+            };
         }
         if let Some(t) = get("MEND_TAP") {
             self.tap = Some(PathBuf::from(t));

@@ -36,11 +36,200 @@ pub struct Exchange {
     pub output: Vec<Value>,
 }
 
-/// Where exchanges go. Implemented over `mend-store` by the CLI, and in memory for
-/// tests ([`MemoryConversations`]).
+/// Where exchanges go. Implemented over `mend-store` ([`crate::store`]), and in memory
+/// for tests ([`MemoryConversations`]).
 pub trait Conversations: Send + Sync + 'static {
-    /// Append what the exchange adds; returns how many messages were appended.
-    fn append(&self, exchange: Exchange) -> BoxFuture<'static, Result<usize, String>>;
+    /// Append what the exchange adds; says what was done.
+    fn append(&self, exchange: Exchange) -> BoxFuture<'static, Result<Kept, String>>;
+}
+
+/// What became of an exchange.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kept {
+    /// This many messages were appended.
+    Appended(usize),
+    /// The conversation already held the exchange's output: a later exchange, which
+    /// carried it back in its history, was appended first (through another replica),
+    /// or the same exchange was appended before.
+    AlreadyStored,
+    /// The exchange does not continue the conversation (a second answer to a history
+    /// already answered, say): nothing was appended, rather than make one line of
+    /// history hold two branches.
+    Diverged,
+}
+
+impl Kept {
+    /// The `outcome` label of `mend_store_appends_total`.
+    pub fn outcome(self) -> &'static str {
+        match self {
+            Kept::Appended(_) => "ok",
+            Kept::AlreadyStored => "already_stored",
+            Kept::Diverged => "diverged",
+        }
+    }
+}
+
+/// What an exchange adds to a conversation, decided against what it holds.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Plan {
+    /// Append these items: the request's items the conversation lacks, then the output.
+    Append(Vec<Value>),
+    /// See [`Kept::AlreadyStored`].
+    AlreadyStored,
+    /// See [`Kept::Diverged`].
+    Diverged,
+}
+
+/// Decide what an exchange (`history` sent, `output` received) adds to a conversation
+/// holding `stored`, where `is_model` tells the model's items from the others.
+///
+/// The anchor is the history's last model turn (a run of consecutive model items: an
+/// assistant message, a Responses reasoning item with its calls): everything up to it
+/// came back from earlier exchanges, what follows it is new. It is looked up in the
+/// conversation, and where it occurs more than once (a model that said the same thing
+/// twice) the occurrence whose preceding items match the history's longest is taken.
+/// - Found, with nothing stored after it: the new items and the output are appended
+///   (the usual turn; also a client that trims its oldest turns).
+/// - Found, with what follows it stored already (an exchange whose next turn reached
+///   another replica and was appended first, carrying this output back): nothing.
+/// - Found, with something else after it: a second answer to a history already
+///   answered; not appended, rather than make one line of history hold two branches.
+/// - Not found: earlier exchanges are not stored yet (another replica is still
+///   appending them) when the conversation is a prefix of the history, and the history
+///   carries them back, so it is appended from where the conversation ends; otherwise a
+///   client (or repair) changed the turn, and what follows it is appended, as it would
+///   be on one replica.
+/// - A history without model output: appended unless it and the output are stored
+///   already (a first turn appended late), or the conversation holds something else.
+///
+/// Model items are compared by what identifies them whatever client serialized them
+/// (ids, call ids, names, arguments, texts, signatures, encrypted reasoning), not by
+/// their bytes: an SDK writes back an assistant message with its own field order and
+/// nulls, and may split a streamed text into several parts. Other items, which the
+/// client wrote and sends again as they were, are compared as JSON.
+pub fn plan_append(
+    is_model: impl Fn(&Value) -> bool,
+    stored: &[Value],
+    history: &[Value],
+    output: &[Value],
+) -> Plan {
+    let same = |a: &Value, b: &Value| match (is_model(a), is_model(b)) {
+        (true, true) => same_model_item(a, b),
+        (false, false) => a == b,
+        _ => false,
+    };
+    let run_eq =
+        |a: &[Value], b: &[Value]| a.len() == b.len() && a.iter().zip(b).all(|(x, y)| same(x, y));
+    let starts_with = |long: &[Value], head: &[Value]| {
+        long.len() >= head.len() && run_eq(&long[..head.len()], head)
+    };
+    let append = |items: &[Value], output: &[Value]| {
+        let mut all = items.to_vec();
+        all.extend_from_slice(output);
+        Plan::Append(all)
+    };
+    if stored.is_empty() {
+        return append(history, output);
+    }
+    let turns = model_turns(history, &is_model);
+    let Some(anchor) = turns.last().cloned() else {
+        let whole: Vec<Value> = history.iter().chain(output).cloned().collect();
+        if (0..stored.len()).any(|j| starts_with(&stored[j..], &whole)) {
+            return Plan::AlreadyStored;
+        }
+        if starts_with(history, stored) {
+            return append(&history[stored.len()..], output);
+        }
+        return Plan::Diverged;
+    };
+    let turn = &history[anchor.clone()];
+    // Where the anchor occurs in the conversation, and how many items before it match.
+    let best = (0..=stored.len().saturating_sub(turn.len()))
+        .filter(|&j| run_eq(&stored[j..j + turn.len()], turn))
+        .map(|j| {
+            let context = (1..=j.min(anchor.start))
+                .take_while(|&back| same(&stored[j - back], &history[anchor.start - back]))
+                .count();
+            (context, j)
+        })
+        .max();
+    let wanted: Vec<Value> = history[anchor.end..]
+        .iter()
+        .chain(output)
+        .cloned()
+        .collect();
+    match best {
+        Some((_, j)) => {
+            let after = &stored[j + turn.len()..];
+            if after.is_empty() {
+                append(&wanted, &[])
+            } else if starts_with(after, &wanted) {
+                Plan::AlreadyStored
+            } else {
+                Plan::Diverged
+            }
+        }
+        None if starts_with(history, stored) => append(&history[stored.len()..], output),
+        None => append(&wanted, &[]),
+    }
+}
+
+/// The runs of consecutive model items.
+fn model_turns(items: &[Value], is_model: impl Fn(&Value) -> bool) -> Vec<std::ops::Range<usize>> {
+    let mut turns: Vec<std::ops::Range<usize>> = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        if !is_model(item) {
+            continue;
+        }
+        match turns.last_mut() {
+            Some(r) if r.end == i => r.end = i + 1,
+            _ => turns.push(i..i + 1),
+        }
+    }
+    turns
+}
+
+/// Whether two model items are the same: the same identifying strings and text, or
+/// (when neither has any) the same JSON.
+fn same_model_item(a: &Value, b: &Value) -> bool {
+    let (fa, fb) = (fingerprint(a), fingerprint(b));
+    if fa.0.is_empty() && fa.1.is_empty() && fb.0.is_empty() && fb.1.is_empty() {
+        return a == b;
+    }
+    fa == fb
+}
+
+/// A model item's identifying strings (sorted) and its text (concatenated in order, so
+/// that a text split over several parts reads the same as one part).
+fn fingerprint(item: &Value) -> (Vec<&str>, String) {
+    const IDS: [&str; 10] = [
+        "id",
+        "call_id",
+        "name",
+        "arguments",
+        "signature",
+        "data",
+        "encrypted_content",
+        "thoughtSignature",
+        "thought_signature",
+        "refusal",
+    ];
+    const TEXTS: [&str; 3] = ["text", "content", "thinking"];
+    fn walk<'a>(v: &'a Value, key: Option<&str>, ids: &mut Vec<&'a str>, text: &mut String) {
+        match v {
+            Value::String(s) if key.is_some_and(|k| IDS.contains(&k)) && !s.is_empty() => {
+                ids.push(s)
+            }
+            Value::String(s) if key.is_some_and(|k| TEXTS.contains(&k)) => text.push_str(s),
+            Value::Array(a) => a.iter().for_each(|x| walk(x, key, ids, text)),
+            Value::Object(o) => o.iter().for_each(|(k, x)| walk(x, Some(k), ids, text)),
+            _ => {}
+        }
+    }
+    let (mut ids, mut text) = (Vec::new(), String::new());
+    walk(item, None, &mut ids, &mut text);
+    ids.sort_unstable();
+    (ids, text)
 }
 
 /// The part of `history` that a conversation holding `stored` messages has not seen:
@@ -180,7 +369,7 @@ impl MemoryConversations {
 }
 
 impl Conversations for Arc<MemoryConversations> {
-    fn append(&self, exchange: Exchange) -> BoxFuture<'static, Result<usize, String>> {
+    fn append(&self, exchange: Exchange) -> BoxFuture<'static, Result<Kept, String>> {
         let result = self
             .conversations
             .lock()
@@ -191,7 +380,7 @@ impl Conversations for Arc<MemoryConversations> {
                 let n = new.len() + exchange.output.len();
                 conv.extend(new.iter().cloned());
                 conv.extend(exchange.output.iter().cloned());
-                n
+                Kept::Appended(n)
             });
         Box::pin(async move { result })
     }
@@ -211,6 +400,108 @@ mod tests {
         ];
         assert_eq!(new_messages(Dialect::OpenAiResponses, &h, 0).len(), 4);
         assert_eq!(new_messages(Dialect::OpenAiResponses, &h, 3), &h[3..]);
+    }
+
+    /// Chat items: `u(text)`, a tool-calling assistant `a(id)` as captured, `a2(id)`
+    /// the same as an SDK writes it back, a text answer `t(text)`, a result `r(id)`.
+    fn u(text: &str) -> Value {
+        json!({"role": "user", "content": text})
+    }
+    fn a(id: &str) -> Value {
+        json!({"role": "assistant", "tool_calls": [{"id": id, "type": "function",
+            "function": {"name": "w", "arguments": "{}"}}]})
+    }
+    fn a2(id: &str) -> Value {
+        json!({"content": null, "tool_calls": [{"type": "function", "id": id,
+            "function": {"arguments": "{}", "name": "w"}}], "role": "assistant", "refusal": null})
+    }
+    fn t(text: &str) -> Value {
+        json!({"role": "assistant", "content": text})
+    }
+    fn r(id: &str) -> Value {
+        json!({"role": "tool", "tool_call_id": id, "content": "18C"})
+    }
+    fn plan(stored: &[Value], history: &[Value], output: &[Value]) -> Plan {
+        plan_append(
+            |v| is_model_output(Dialect::OpenAiChat, v),
+            stored,
+            history,
+            output,
+        )
+    }
+
+    #[test]
+    fn exchanges_add_what_the_conversation_lacks_in_any_order_of_arrival() {
+        // In order: each turn adds what follows the model's last turn, and its output.
+        assert_eq!(
+            plan(&[], &[u("q")], &[a("c1")]),
+            Plan::Append(vec![u("q"), a("c1")])
+        );
+        let one = [u("q"), a("c1")];
+        assert_eq!(
+            plan(&one, &[u("q"), a2("c1"), r("c1")], &[t("ok")]),
+            Plan::Append(vec![r("c1"), t("ok")])
+        );
+        // Turn 2 appended first (another replica): it carries turn 1 back ...
+        let two = [u("q"), a2("c1"), r("c1"), t("ok")];
+        assert_eq!(plan(&[], &two[..3], &[t("ok")]), Plan::Append(two.to_vec()));
+        // ... so turn 1, late, finds its output stored and adds nothing.
+        assert_eq!(plan(&two, &[u("q")], &[a("c1")]), Plan::AlreadyStored);
+        // Turn 3 before turn 2: appended from where the conversation ends.
+        let three = [
+            u("q"),
+            a2("c1"),
+            r("c1"),
+            t("ok"),
+            u("again"),
+            a2("c2"),
+            r("c2"),
+        ];
+        assert_eq!(
+            plan(&one, &three, &[t("ok")]),
+            Plan::Append(vec![
+                r("c1"),
+                t("ok"),
+                u("again"),
+                a2("c2"),
+                r("c2"),
+                t("ok")
+            ])
+        );
+        // A second answer to an answered history is not appended.
+        assert_eq!(plan(&one, &[u("q")], &[a("c9")]), Plan::Diverged);
+        assert_eq!(
+            plan(&two, &[u("q"), a2("c1"), r("c1")], &[t("other")]),
+            Plan::Diverged
+        );
+    }
+
+    #[test]
+    fn repeated_answers_and_trimmed_histories_find_their_place() {
+        // The model said "ok" twice; a late turn anchors on the first by its context.
+        let stored = [
+            u("q"),
+            a("c1"),
+            r("c1"),
+            t("ok"),
+            u("again"),
+            a("c2"),
+            r("c2"),
+            t("ok"),
+        ];
+        assert_eq!(plan(&stored, &stored[..5], &[a("c2")]), Plan::AlreadyStored);
+        // A client that trims its oldest turns but keeps its first message.
+        let trimmed = [u("q"), u("again"), a2("c2"), r("c2"), t("ok"), u("more")];
+        assert_eq!(
+            plan(&stored, &trimmed, &[t("fine")]),
+            Plan::Append(vec![u("more"), t("fine")])
+        );
+        // A turn changed by the client (or repair) is not in the conversation: what
+        // follows it is appended, as on one replica.
+        assert_eq!(
+            plan(&stored, &[u("q"), t("edited"), u("next")], &[t("fine")]),
+            Plan::Append(vec![u("next"), t("fine")])
+        );
     }
 
     #[test]

@@ -56,7 +56,7 @@ use axum::Router;
 use mend::Dialect;
 
 pub use config::{Config, ConfigError, Mode, Upstream};
-pub use exchange::{Conversations, Exchange, MemoryConversations};
+pub use exchange::{Conversations, Exchange, Kept, MemoryConversations};
 pub use metrics::Metrics;
 pub use tap::Tap;
 
@@ -122,7 +122,8 @@ impl Inner {
         }
     }
 
-    /// `<start time, base 36>-<n>`: unique within a run, ordered, short.
+    /// `<start time><random>-<n>` in base 36: ordered within a run, unique across runs
+    /// and replicas.
     pub(crate) fn next_request_id(&self) -> String {
         let n = self.next_id.fetch_add(1, Ordering::Relaxed);
         format!("{}-{n}", self.id_prefix)
@@ -204,6 +205,15 @@ impl Gateway {
         let started = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_millis());
+        // Replicas sharing a store key appends by request id: two started in the same
+        // millisecond must still not share ids, so a random part follows the time.
+        let salt = {
+            use std::hash::{BuildHasher, Hasher};
+            let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+            h.write_u128(started);
+            h.write_u32(std::process::id());
+            h.finish()
+        };
         Ok(Gateway {
             inner: Arc::new(Inner {
                 config,
@@ -213,7 +223,7 @@ impl Gateway {
                 conversations,
                 conversation_turns: Arc::default(),
                 bases,
-                id_prefix: base36(started),
+                id_prefix: format!("{}{}", base36(started), base36(u128::from(salt))),
                 next_id: AtomicU64::new(1),
             }),
         })

@@ -13,7 +13,7 @@
 //! | `mend_upstream_latency_seconds` (histogram: request sent to response head) | `dialect` |
 //! | `mend_request_bytes_total` (as received) / `mend_upstream_request_bytes_total` (as sent) | `dialect` |
 //! | `mend_response_bytes_total` | `dialect` |
-//! | `mend_store_appends_total` | `outcome` |
+//! | `mend_store_appends_total` | `outcome` (`ok`, `already_stored`, `diverged`, `error`, `incomplete`, `unreadable`, `not_captured`) |
 //! | `mend_tap_dropped_total` | |
 
 use std::sync::Arc;

@@ -19,7 +19,7 @@ use mend::Dialect;
 
 use crate::config::{Mode, Upstream};
 use crate::errors::{self, Kind};
-use crate::exchange::{self, Exchange};
+use crate::exchange::{self, Exchange, Kept};
 use crate::judge::{judge, Target, Verdict};
 use crate::stream::{End, Seen, Tee};
 use crate::tap::Record;
@@ -59,12 +59,24 @@ pub(crate) async fn forward(inner: Arc<Inner>, route: Route, req: Request) -> Re
     let path = parts.uri.path().to_string();
     let query = parts.uri.query().map(str::to_string);
 
-    // The mode: the request's header when allowed, else the upstream's.
+    // The mode: the request's header when allowed (and, unless the operator allows
+    // lowering, only when it asks for at least the upstream's mode), else the upstream's.
     let mode = if !route.judged {
         Mode::Off
     } else {
         match header_str(&parts.headers, MODE_HEADER) {
             Some(m) if inner.config.mode_header => match m.parse::<Mode>() {
+                Ok(m)
+                    if m.strictness() < upstream.mode.strictness()
+                        && !inner.config.mode_header_lowers =>
+                {
+                    tracing::info!(
+                        request_id = %id, dialect = dname, asked = m.name(),
+                        applied = upstream.mode.name(),
+                        "{MODE_HEADER} asked for a mode below the upstream's; not applied (mode_header_lowers is off)"
+                    );
+                    upstream.mode
+                }
                 Ok(m) => m,
                 Err(why) => {
                     inner
@@ -375,9 +387,20 @@ fn capture_exchange(
     tokio::spawn(async move {
         let _turn = turn.await;
         match sink.append(ex).await {
-            Ok(n) => {
-                metrics.store_append("ok");
-                tracing::debug!(request_id = %id, appended = n, "exchange appended");
+            Ok(kept) => {
+                metrics.store_append(kept.outcome());
+                match kept {
+                    Kept::Appended(n) => {
+                        tracing::debug!(request_id = %id, appended = n, "exchange appended")
+                    }
+                    Kept::AlreadyStored => tracing::debug!(
+                        request_id = %id, "exchange already in the conversation"
+                    ),
+                    Kept::Diverged => tracing::warn!(
+                        request_id = %id,
+                        "exchange not appended: its history does not continue the conversation"
+                    ),
+                }
             }
             Err(e) => {
                 metrics.store_append("error");

@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 
 use crate::support::{config_for, request, request_to, send, Mock};
 
-fn first_turn(d: Dialect, stream: bool) -> Value {
+pub(crate) fn first_turn(d: Dialect, stream: bool) -> Value {
     let mut b = crate::support::bodies::valid(d);
     b[d.history_key()].as_array_mut().unwrap().truncate(1);
     if d == Dialect::Anthropic {
@@ -25,7 +25,7 @@ fn first_turn(d: Dialect, stream: bool) -> Value {
     b
 }
 
-fn path(d: Dialect, stream: bool) -> &'static str {
+pub(crate) fn path(d: Dialect, stream: bool) -> &'static str {
     match (d, stream) {
         (Dialect::Gemini, true) => {
             "/v1beta/models/gemini-3-pro-preview:streamGenerateContent?alt=sse"
@@ -36,7 +36,7 @@ fn path(d: Dialect, stream: bool) -> &'static str {
 
 /// The assistant items a client sends back: from the JSON answer, or assembled from the
 /// stream the way an SDK does.
-fn assistant_items(d: Dialect, stream: bool, body: &[u8]) -> Vec<Value> {
+pub(crate) fn assistant_items(d: Dialect, stream: bool, body: &[u8]) -> Vec<Value> {
     let ct = if stream {
         "text/event-stream"
     } else {
@@ -46,7 +46,7 @@ fn assistant_items(d: Dialect, stream: bool, body: &[u8]) -> Vec<Value> {
 }
 
 /// The tool result answering the call among `items`.
-fn result_for(d: Dialect, items: &[Value]) -> Value {
+pub(crate) fn result_for(d: Dialect, items: &[Value]) -> Value {
     match d {
         Dialect::OpenAiChat => {
             let id = &items[0]["tool_calls"][0]["id"];
@@ -107,7 +107,7 @@ async fn wait_for(load: impl Fn() -> Vec<Value>, n: usize) -> Vec<Value> {
 }
 
 /// The provider's opaque state survived in what was kept.
-fn assert_ids_kept(d: Dialect, kept: &[Value]) {
+pub(crate) fn assert_ids_kept(d: Dialect, kept: &[Value]) {
     let text = serde_json::to_string(kept).unwrap();
     let needles: &[&str] = match d {
         Dialect::OpenAiChat => &["call_mock"],
@@ -222,7 +222,7 @@ async fn a_sqlite_store_keeps_exchanges_through_a_real_socket() {
     server.abort();
 }
 
-async fn post(
+pub(crate) async fn post(
     client: &reqwest::Client,
     addr: std::net::SocketAddr,
     d: Dialect,

@@ -150,3 +150,48 @@ async fn upstream_errors_come_back_as_they_came() {
     assert_eq!(r.header("x-request-id"), Some("req_123"));
     assert_eq!(r.header("content-type"), Some("application/json"));
 }
+
+#[tokio::test]
+async fn an_upstream_that_never_accepts_is_a_504_that_names_connect_timeout() {
+    // A socket on this machine that listens with a backlog of one and never accepts:
+    // once its queue is full the kernel drops further SYNs, so a connection is neither
+    // made nor refused.
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let silent = socket.listen(1).unwrap();
+    let addr = silent.local_addr().unwrap();
+    let mut queued = Vec::new();
+    loop {
+        let connect = tokio::net::TcpStream::connect(addr);
+        match tokio::time::timeout(Duration::from_millis(300), connect).await {
+            Ok(Ok(s)) => queued.push(s),
+            Ok(Err(e)) => panic!("the silent socket refused a connection: {e}"),
+            Err(_) => break,
+        }
+        assert!(queued.len() < 64, "the backlog never filled");
+    }
+    let mut config = mend_gateway::Config::default();
+    for d in Dialect::ALL {
+        config.upstream_mut(d).base_url = format!("http://{addr}");
+    }
+    config.connect_timeout = Duration::from_millis(400);
+    let app = app(Gateway::new(config).unwrap());
+    for d in [Dialect::OpenAiChat, Dialect::Anthropic, Dialect::Gemini] {
+        let started = std::time::Instant::now();
+        let r = send(&app, request(d, &bodies::valid(d), &[])).await;
+        assert_eq!(r.status, 504, "{d}: {}", r.text());
+        let msg = r.json()["error"]["message"].as_str().unwrap().to_string();
+        assert!(
+            msg.contains(&format!(
+                "the upstream at http://{addr} did not accept a connection within 400 ms (connect_timeout)"
+            )),
+            "{d}: {msg}"
+        );
+        let took = started.elapsed();
+        assert!(
+            took >= Duration::from_millis(350) && took < Duration::from_secs(5),
+            "{d}: {took:?}"
+        );
+    }
+    drop(silent);
+}

@@ -8,6 +8,7 @@ mod fixtures;
 mod limits;
 mod metrics;
 mod modes;
+mod replicas;
 mod routing;
 mod secrets;
 mod streaming;

@@ -216,6 +216,64 @@ async fn the_mode_header_can_be_switched_off() {
 }
 
 #[tokio::test]
+async fn the_mode_header_raises_the_mode_but_lowers_it_only_when_allowed() {
+    let mock = Mock::start().await;
+    let d = Dialect::OpenAiChat;
+    let strict = app_for(&mock, Mode::Strict);
+    // A client cannot talk its way past a strict upstream: the lower mode asked for is
+    // not applied, and the answer says which mode was.
+    for asked in ["off", "observe", "repair"] {
+        let r = send(
+            &strict,
+            request(d, &bodies::unanswered(d), &[("x-mend-mode", asked)]),
+        )
+        .await;
+        assert_eq!(r.status, 400, "{asked}");
+        assert_eq!(r.header("x-mend-mode"), Some("strict"), "{asked}");
+    }
+    assert!(mock.received().is_empty());
+    // On a repair upstream, observe is lower (forwarded repaired all the same) and
+    // strict is higher (applied).
+    let repair = app_for(&mock, Mode::Repair);
+    let r = send(
+        &repair,
+        request(d, &bodies::unanswered(d), &[("x-mend-mode", "observe")]),
+    )
+    .await;
+    assert_eq!(
+        (r.status.as_u16(), r.header("x-mend-mode")),
+        (200, Some("repair"))
+    );
+    assert!(r
+        .header("x-mend-repairs")
+        .is_some_and(|h| h.starts_with("1;")));
+    let r = send(
+        &repair,
+        request(d, &bodies::unanswered(d), &[("x-mend-mode", "strict")]),
+    )
+    .await;
+    assert_eq!(
+        (r.status.as_u16(), r.header("x-mend-mode")),
+        (400, Some("strict"))
+    );
+    // The operator may allow lowering.
+    let mut config = config_for(&mock, Mode::Strict);
+    config.mode_header_lowers = true;
+    let lowers = app(Gateway::new(config).unwrap());
+    let before = mock.received().len();
+    let r = send(
+        &lowers,
+        request(d, &bodies::unanswered(d), &[("x-mend-mode", "off")]),
+    )
+    .await;
+    assert_eq!(r.header("x-mend-mode"), Some("off"));
+    // Forwarded unchanged: the mock (a strict provider) answers with its own 400.
+    assert_eq!(r.status, 400);
+    assert_eq!(mock.received().len(), before + 1);
+    assert!(r.header("x-mend-violations").is_none());
+}
+
+#[tokio::test]
 async fn modes_can_differ_per_upstream() {
     let mock = Mock::start().await;
     let mut config = config_for(&mock, Mode::Observe);
