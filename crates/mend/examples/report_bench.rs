@@ -8,8 +8,9 @@
 //! For each sample it runs, after one warm-up pass over the whole corpus:
 //! - `repair:<dialect>`: `mend::repair::repair` on each rendered body, in its dialect with
 //!   the dialect's first-party provider profile;
-//! - `convert:<target>` (once `mend::convert` lands): the `openai_chat` body converted to
-//!   `anthropic`, `gemini` and `openai_responses` (the direction LiteLLM and the AI SDK go).
+//! - `convert:<target>`: `mend::convert::convert` of the `openai_chat` body to
+//!   `anthropic`, `gemini` and `openai_responses` (the direction LiteLLM and the AI SDK
+//!   go), with the target model the peers get; it repairs the source and the target.
 //!
 //! Each timing is the median of `--reps` runs (default 15) of the call plus
 //! `serde_json::to_vec` of its output (every tool in the report is timed from an
@@ -20,6 +21,7 @@
 use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::time::Instant;
 
+use mend::convert::{convert, ConvertOptions};
 use mend::repair::{repair, RepairOptions};
 use mend::{CheckOptions, Dialect, Severity};
 use serde_json::{json, Value};
@@ -81,6 +83,41 @@ fn run_repair(body: &Value, d: Dialect, provider: &str) -> Result<Value, String>
     }
 }
 
+/// The target models of the conversions (the peers get the same ones).
+fn target_model(d: Dialect) -> &'static str {
+    match d {
+        Dialect::Anthropic => "claude-sonnet-4-5",
+        Dialect::Gemini => "gemini-2.5-flash",
+        _ => "gpt-4o",
+    }
+}
+
+fn run_convert(body: &Value, to: Dialect) -> Result<Value, String> {
+    let opts = ConvertOptions {
+        model: Some(target_model(to).into()),
+        ..Default::default()
+    };
+    let c = convert(body, Dialect::OpenAiChat, to, &opts).map_err(|e| e.to_string())?;
+    if c.valid() {
+        Ok(c.body)
+    } else {
+        // mend knows the target would refuse it: a rejection before sending.
+        let rules: Vec<_> = c
+            .violations
+            .iter()
+            .filter(|v| v.severity == Severity::Error)
+            .map(|v| v.rule.id())
+            .collect();
+        Err(format!("invalid after conversion: {}", rules.join(", ")))
+    }
+}
+
+const TARGETS: [Dialect; 3] = [
+    Dialect::Anthropic,
+    Dialect::Gemini,
+    Dialect::OpenAiResponses,
+];
+
 fn main() -> Res<()> {
     let mut reps = 15usize;
     let mut input = None;
@@ -109,6 +146,11 @@ fn main() -> Res<()> {
                 let _ = std::hint::black_box(run_repair(body, d, provider));
             }
         }
+        if let Some(body) = s["bodies"].get("openai_chat") {
+            for to in TARGETS {
+                let _ = std::hint::black_box(run_convert(body, to));
+            }
+        }
     }
 
     let out = std::io::stdout();
@@ -130,6 +172,21 @@ fn main() -> Res<()> {
                                  "ok": false, "error": e, "check_valid": check_valid}),
             };
             writeln!(out, "{line}")?;
+        }
+        if let Some(body) = s["bodies"].get("openai_chat") {
+            for to in TARGETS {
+                let task = format!("convert:{}", to.name());
+                let (res, ns) = timed(reps, || run_convert(body, to));
+                let line = match res {
+                    Ok(b) => {
+                        json!({"id": id, "task": task, "ns": ns as u64, "ok": true, "body": b})
+                    }
+                    Err(e) => {
+                        json!({"id": id, "task": task, "ns": ns as u64, "ok": false, "error": e})
+                    }
+                };
+                writeln!(out, "{line}")?;
+            }
         }
     }
     out.flush()?;

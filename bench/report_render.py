@@ -1,0 +1,339 @@
+#!/usr/bin/env python3
+"""Write bench/results/REPORT.md and report.png from one `bench/report` run.
+
+Reads the raw outputs of this run (bench/results/raw/report-*.jsonl, meta.json) and the
+sub-reports the orchestrated scripts wrote (check-ratios.md, trim-vs-langchain.md,
+gateway-vs-litellm.md, store-throughput.md). Every ratio is between figures measured in
+the same run; correctness is judged by bench/report_oracle.py against how each sample
+was made. Usage: report_render.py RAW_DIR RESULTS_DIR
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import statistics
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from report_oracle import judge  # noqa: E402
+
+RAW, RES = Path(sys.argv[1]), Path(sys.argv[2])
+META = json.loads((RAW / "report-meta.json").read_text())
+CORPUS = {json.loads(l)["id"]: json.loads(l) for l in open(META["corpus"], encoding="utf-8") if l.strip()}
+
+
+def load(name: str) -> list[dict]:
+    p = RAW / name
+    return [json.loads(l) for l in open(p, encoding="utf-8") if l.strip()] if p.exists() else []
+
+
+MEND, LITELLM, AISDK = load("report-mend.jsonl"), load("report-litellm.jsonl"), load("report-aisdk.jsonl")
+
+
+# ---------------------------------------------------------------- correctness
+def verdict(rec: dict, target: str) -> str:
+    if not rec["ok"]:
+        return "rejected"
+    return "invalid" if judge(target, rec["body"]) else "valid"
+
+
+def correctness(records: list[dict], tool: str) -> list[list]:
+    """Rows: tool, task, damaged n, fixed, rejected, let through; valid n, kept, broken, rejected."""
+    by_task: dict = defaultdict(lambda: defaultdict(int))
+    for r in records:
+        target = r["task"].split(":", 1)[1]
+        s = CORPUS[r["id"]]
+        damaged = target in s["invalid_in"]
+        v = verdict(r, target)
+        by_task[r["task"]][("d" if damaged else "v", v)] += 1
+    rows = []
+    for task, c in sorted(by_task.items()):
+        dn = sum(n for (k, _), n in c.items() if k == "d")
+        vn = sum(n for (k, _), n in c.items() if k == "v")
+        rows.append([tool, task, dn, c[("d", "valid")], c[("d", "rejected")], c[("d", "invalid")],
+                     vn, c[("v", "valid")], c[("v", "invalid")], c[("v", "rejected")]])
+    return rows
+
+
+corr = []
+corr += correctness(MEND, "mend repair")
+corr += correctness([r for r in LITELLM if r["modify_params"]], "LiteLLM, modify_params=True")
+corr += correctness([r for r in LITELLM if not r["modify_params"]], "LiteLLM, default")
+corr += correctness(AISDK, "AI SDK")
+
+# which damages each tool lets through, per task
+leaks: dict = defaultdict(lambda: defaultdict(int))
+for tool, recs in (("mend repair", MEND), ("LiteLLM, modify_params=True", [r for r in LITELLM if r["modify_params"]]),
+                   ("AI SDK", AISDK)):
+    for r in recs:
+        target = r["task"].split(":", 1)[1]
+        s = CORPUS[r["id"]]
+        v = verdict(r, target)
+        key = s["damage"] or "valid"
+        if v == "invalid":
+            leaks[(tool, r["task"])][key] += 1
+
+# mend check on the inputs against the labels
+agree: dict = defaultdict(lambda: [0, 0, []])
+for r in MEND:
+    if "check_valid" not in r:
+        continue
+    d = r["task"].split(":", 1)[1]
+    s = CORPUS[r["id"]]
+    want_valid = d not in s["invalid_in"]
+    a = agree[d]
+    a[0] += 1
+    if r["check_valid"] != want_valid:
+        a[1] += 1
+        a[2].append("%s (%s)" % (r["id"], "flagged a valid body" if want_valid else "missed"))
+
+
+# ---------------------------------------------------------------- speed
+def medians(records: list[dict], pred=lambda r: True) -> dict:
+    return {(r["id"], r["task"]): r["ns"] for r in records if r.get("ns") is not None and pred(r)}
+
+
+def pct(xs: list, q: float) -> float:
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(q * (len(xs) - 1) + 0.5))]
+
+
+mend_t = medians(MEND)
+ll_t = medians(LITELLM, lambda r: r["modify_params"])
+ai_t = medians(AISDK)
+speed_rows = []
+headline = []  # (label, ratio, meaning)
+
+
+def compare(label: str, peer: dict, mine: dict, task_peer: str, task_mine: str):
+    ids = sorted({i for (i, t) in peer if t == task_peer} & {i for (i, t) in mine if t == task_mine})
+    if not ids:
+        return None
+    ratios = [peer[(i, task_peer)] / max(1, mine[(i, task_mine)]) for i in ids]
+    row = [label, len(ids), statistics.median(peer[(i, task_peer)] for i in ids) / 1e3,
+           statistics.median(mine[(i, task_mine)] for i in ids) / 1e3,
+           statistics.median(ratios), pct(ratios, 0.1), pct(ratios, 0.9)]
+    speed_rows.append(row)
+    return row
+
+
+r = compare("LiteLLM sanitize_messages_for_tool_calling vs mend repair (openai_chat)", ll_t, mend_t,
+            "repair:openai_chat", "repair:openai_chat")
+if r:
+    headline.append(("repair vs LiteLLM sanitize", r[4], "LiteLLM time / mend time"))
+for target in ("anthropic", "gemini", "openai_responses"):
+    mine_task = "convert:" + target
+    if any(t == mine_task for (_, t) in mend_t):
+        r = compare("LiteLLM transform vs mend convert -> " + target, ll_t, mend_t, mine_task, mine_task)
+        if r:
+            headline.append(("convert -> %s vs LiteLLM" % target, r[4], "LiteLLM time / mend time"))
+        r = compare("AI SDK generateText-to-fetch vs mend convert -> " + target, ai_t, mend_t, mine_task, mine_task)
+        if r:
+            headline.append(("convert -> %s vs AI SDK" % target, r[4], "AI SDK time / mend time"))
+convert_pending = not any(t.startswith("convert:") for (_, t) in mend_t)
+
+
+def peer_only(records: dict, tool: str) -> list[list]:
+    by: dict = defaultdict(list)
+    for (i, t), ns in records.items():
+        by[t].append(ns)
+    return [[tool, t, len(v), statistics.median(v) / 1e3, pct(v, 0.9) / 1e3] for t, v in sorted(by.items())]
+
+
+abs_rows = peer_only(mend_t, "mend") + peer_only(ll_t, "LiteLLM (modify_params=True)") + peer_only(ai_t, "AI SDK")
+
+
+# ---------------------------------------------------------------- sub-reports
+def md_tables(text: str) -> list[list[dict]]:
+    tables, cur, head = [], None, None
+    for line in text.splitlines():
+        if line.startswith("|"):
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if cur is None:
+                head, cur = cells, []
+            elif all(re.fullmatch(r":?-+:?", c) for c in cells):
+                continue
+            else:
+                cur.append(dict(zip(head, cells)))
+        elif cur is not None:
+            tables.append(cur)
+            cur = None
+    if cur is not None:
+        tables.append(cur)
+    return tables
+
+
+def num(s: str) -> float | None:
+    m = re.search(r"[-+]?\d[\d,]*\.?\d*", s or "")
+    return float(m.group(0).replace(",", "")) if m else None
+
+
+sub = {}
+for name in ("check-ratios", "trim-vs-langchain", "gateway-vs-litellm", "store-throughput"):
+    p = RES / (name + ".md")
+    fresh = p.exists() and p.stat().st_mtime >= META["started"]
+    sub[name] = (p.read_text() if p.exists() else "", fresh, META["steps"].get(name, "not run"))
+
+check_ratios = []
+for t in md_tables(sub["check-ratios"][0]):
+    for row in t:
+        if "check/parse" in row:
+            check_ratios.append(num(row["check/parse"]))
+if check_ratios and sub["check-ratios"][1]:
+    headline.append(("check vs serde_json parse", 1 / statistics.median(check_ratios),
+                     "parse time / check time (budget >= 0.67, i.e. check <= 1.5x parse)"))
+trim_cold = None
+for t in md_tables(sub["trim-vs-langchain"][0]):
+    for row in t:
+        if row.get("comparison", "").lower().startswith("langchain") and "median" in row:
+            trim_cold = trim_cold or num(row["median"])
+if trim_cold and sub["trim-vs-langchain"][1]:
+    headline.append(("trim vs LangChain trim_messages", trim_cold, "LangChain time / mend time (budget >= 50)"))
+for t in md_tables(sub["gateway-vs-litellm"][0]):
+    for row in t:
+        if "mend / LiteLLM" in row and sub["gateway-vs-litellm"][1]:
+            headline.append(("gateway rps vs LiteLLM proxy, %s" % row.get("body"), num(row["mend / LiteLLM"]),
+                             "mend rps / LiteLLM rps (budget >= 20)"))
+
+
+# ---------------------------------------------------------------- chart
+def chart(path: Path) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(10, 9), gridspec_kw={"height_ratios": [1, 1.2]})
+    labels = [h[0] for h in headline if h[1]]
+    vals = [h[1] for h in headline if h[1]]
+    ax1.barh(labels, vals, color=["#2a7" if v >= 1 else "#c53" for v in vals])
+    ax1.set_xscale("log")
+    ax1.axvline(1, color="k", lw=0.8)
+    for y, v in enumerate(vals):
+        ax1.text(v, y, " %.2gx" % v, va="center", fontsize=8)
+    ax1.invert_yaxis()
+    ax1.set_title("Speed, measured in one run: how many times faster mend is (log scale; 1 = equal)", fontsize=10)
+    ax1.tick_params(axis="y", labelsize=8)
+    rows = [r for r in corr if r[2]]
+    names = ["%s\n%s" % (r[0], r[1]) for r in rows]
+    fixed = [r[3] / r[2] * 100 for r in rows]
+    rej = [r[4] / r[2] * 100 for r in rows]
+    leak = [r[5] / r[2] * 100 for r in rows]
+    y = range(len(rows))
+    ax2.barh(y, fixed, color="#2a7", label="sent valid")
+    ax2.barh(y, rej, left=fixed, color="#999", label="rejected before sending")
+    ax2.barh(y, leak, left=[a + b for a, b in zip(fixed, rej)], color="#c53", label="sent invalid (a 400)")
+    ax2.set_yticks(list(y), names, fontsize=6)
+    ax2.invert_yaxis()
+    ax2.set_xlabel("% of damaged histories (the target provider rejects them as they stand)")
+    ax2.set_title("Correctness on the generated corpus: what each tool does with damaged histories", fontsize=10)
+    ax2.legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+chart(RES / "report.png")
+
+# ---------------------------------------------------------------- markdown
+L = []
+w = L.append
+w("# mend beside its peers")
+w("")
+w("One run of `bench/report`%s: every comparison on the same inputs, peers installed from "
+  "their registries into `bench/.venv` and `bench/node_modules`, every ratio between figures "
+  "measured in this run. The machine is shared and noisy; the ratios are what to read." %
+  (" --quick (a smoke run: small corpus, few repetitions)" if META["quick"] else ""))
+w("")
+for k in ("date", "commit", "machine", "load", "mode"):
+    w("- %s: %s" % (k, META.get(k, "?")))
+w("- versions: " + ", ".join("%s %s" % kv for kv in META["versions"].items()))
+w("- corpus: `%s` (seed %s): %d samples, %d valid and %d damaged by one known rule each; "
+  "the judge (`bench/report_oracle.py`) agreed with how every body was made (%s)" % (
+      META["corpus_arg"], META["seed"], len(CORPUS), sum(1 for s in CORPUS.values() if not s["damage"]),
+      sum(1 for s in CORPUS.values() if s["damage"]), META.get("oracle", "?")))
+w("")
+w("![ratios and correctness](report.png)")
+w("")
+w("## Headline ratios")
+w("")
+w("| comparison | ratio | meaning |")
+w("|---|---|---|")
+for label, v, meaning in headline:
+    w("| %s | %s | %s |" % (label, ("%.2fx" % v) if v else "?", meaning))
+if convert_pending:
+    w("")
+    w("mend's `convert` has not landed in this tree yet (`crates/mend/src/convert`), so the "
+      "conversion tables below show the peers alone; `crates/mend/examples/report_bench.rs` "
+      "gets a `convert:<target>` task when it does, and the ratios appear here.")
+w("")
+for name, (_, fresh, step) in sub.items():
+    if not fresh:
+        w("- `%s`: %s, so its figures are not in the headline (an older `bench/results/%s.md` "
+          "is not mixed into this run's ratios)" % (name, step, name))
+w("")
+w("## Correctness (part 4)")
+w("")
+w("Each sample is a conversation made valid, or damaged by one rule (orphan result, missing "
+  "result, result not adjacent, duplicated call, duplicated result, empty text, reasoning "
+  "without its follower, lost `msg_` id, thinking not first), rendered into every format a "
+  "tool reads. *Damaged* counts the inputs the target provider rejects as they stand "
+  "(`invalid_in` of the corpus, from how they were made); *valid* the rest. Each output is "
+  "judged by `report_oracle.py`, written from the providers' documented rules, not by mend. "
+  "*Rejected* means the tool raised or refused before sending (no 400, but no answer either). "
+  "LiteLLM and the AI SDK read OpenAI-format messages and their own `ModelMessage[]`, so they "
+  "see the damages that exist there (not the Responses- or Anthropic-only ones).")
+w("")
+w("| tool | task | damaged | sent valid | rejected | **sent invalid (400)** | valid | kept valid | **broken** | rejected |")
+w("|---|---|---|---|---|---|---|---|---|---|")
+for r in corr:
+    w("| %s | `%s` | %d | %d | %d | **%d** | %d | %d | **%d** | %d |" % tuple(r))
+w("")
+w("What was sent invalid, by damage kind:")
+w("")
+w("| tool | task | damage kind: count |")
+w("|---|---|---|")
+for (tool, task), c in sorted(leaks.items()):
+    w("| %s | `%s` | %s |" % (tool, task, ", ".join("%s: %d" % kv for kv in sorted(c.items()))))
+w("")
+w("mend's own `check` on the inputs, against how they were made:")
+w("")
+w("| dialect | bodies | disagreements | examples |")
+w("|---|---|---|---|")
+for d, (n, bad, ex) in sorted(agree.items()):
+    w("| %s | %d | %d | %s |" % (d, n, bad, ", ".join(ex[:4])))
+w("")
+w("## Speed on the corpus (repair and conversion)")
+w("")
+w("Per sample: the median of the repetitions (mend %s, LiteLLM %s, AI SDK %s) after a "
+  "warm-up pass, from an in-memory history to the request bytes (mend: the call plus "
+  "`serde_json::to_vec`; LiteLLM: the call plus `json.dumps`, a fresh deep copy of the "
+  "messages per run made outside the timer; AI SDK: `generateText` up to its `fetch`). "
+  "Ratio = peer / mend per sample." % tuple(META["reps"]))
+w("")
+w("| comparison | samples | peer median µs | mend median µs | ratio median | p10 | p90 |")
+w("|---|---|---|---|---|---|---|")
+for r in speed_rows:
+    w("| %s | %d | %.1f | %.1f | %.1fx | %.1fx | %.1fx |" % tuple(r))
+w("")
+w("Every tool's own times:")
+w("")
+w("| tool | task | samples | median µs | p90 µs |")
+w("|---|---|---|---|---|")
+for r in abs_rows:
+    w("| %s | `%s` | %d | %.1f | %.1f |" % tuple(r))
+w("")
+w("## The orchestrated benchmarks")
+w("")
+w("Each below is the script's own report from this run, included as it wrote it.")
+for name, (text, fresh, step) in sub.items():
+    w("")
+    w("### `bench/%s.sh` (%s)" % (name, step if fresh else step + "; the file below is from an earlier run"))
+    w("")
+    body = re.sub(r"^(#+) ", lambda m: "#" * (len(m.group(1)) + 3) + " ", text.strip(), flags=re.M)
+    w(body if text else "(no report)")
+w("")
+w("Reproduce: `bench/report` (about %s), or `bench/report --quick` for a smoke run. Raw "
+  "outputs: `bench/results/raw/report-*.jsonl`." % META.get("duration", "?"))
+(RES / "REPORT.md").write_text("\n".join(L) + "\n", encoding="utf-8")
+print("wrote %s and %s" % (RES / "REPORT.md", RES / "report.png"))
