@@ -35,10 +35,45 @@ def request(dialect, data):
         put(t, dialect, data)
 
 
+def pair(target, selector, data):
+    d = corpus / target
+    d.mkdir(parents=True, exist_ok=True)
+    seed = bytes([selector]) + data
+    (d / hashlib.sha1(seed).hexdigest()).write_bytes(seed)
+    counts[target] = counts.get(target, 0) + 1
+
+
+def next_seed(dialect, folder):
+    """A request, a NUL byte and the response it got (next's input)."""
+    req = folder / "request.json"
+    for name in ("response.json", "response.sse"):
+        resp = folder / name
+        if req.is_file() and resp.is_file():
+            pair("next", DIALECTS.index(dialect), req.read_bytes() + b"\0" + resp.read_bytes())
+
+
 for f in sorted((root / "cases").glob("*/*/*.json")):
     dialect = f.relative_to(root / "cases").parts[0]
+    if dialect not in DIALECTS:
+        continue
     case = json.loads(f.read_text())
-    request(dialect, json.dumps(case["body"], indent=1).encode())
+    body = json.dumps(case["body"], indent=1).encode()
+    request(dialect, body)
+    # convert: the source dialect in bits 0-1, a target in bits 2-3 (each case one).
+    to = int(hashlib.sha1(body).hexdigest(), 16) % 4
+    pair("convert", DIALECTS.index(dialect) | to << 2, body)
+
+for f in sorted((root / "cases" / "convert").glob("*.json")):
+    case = json.loads(f.read_text())
+    if case.get("from") in DIALECTS and case.get("to") in DIALECTS:
+        sel = DIALECTS.index(case["from"]) | DIALECTS.index(case["to"]) << 2
+        pair("convert", sel, json.dumps(case["body"], indent=1).encode())
+
+for folder in sorted((root / "cases" / "next").glob("*/")):
+    case = json.loads((folder / "case.json").read_text()) if (folder / "case.json").is_file() else {}
+    dialect = case.get("dialect") or next((d for d in DIALECTS if folder.name.startswith(d.split("_")[0])), None)
+    if dialect in DIALECTS:
+        next_seed(dialect, folder)
 
 for f in sorted((root / "examples").glob("*.json")):
     dialect = next((d for d in sorted(DIALECTS, key=len, reverse=True) if f.name.startswith(d + "-")), None)
@@ -50,6 +85,8 @@ if not fixtures.is_dir():
     print(f"seed.py: {fixtures} not found; seeding from cases/ and examples/ only", file=sys.stderr)
 else:
     for dialect in DIALECTS:
+        for folder in sorted((fixtures / dialect).glob("*/")):
+            next_seed(dialect, folder)
         for f in sorted((fixtures / dialect).glob("*/*")):
             if f.name in ("request.json", "rejected-request.json"):
                 request(dialect, f.read_bytes())

@@ -272,3 +272,152 @@ fn write_back(dialect: Dialect, reply: capture::Reply) {
     };
     let _ = conv.to_request(dialect);
 }
+
+/// Convert: the selector's bits 0-1 pick the source dialect, bits 2-3 the target, bits 4-5
+/// the repair policy. A converted body or a clean error; the violations reported are what
+/// a check of the output as the target (under the same provider) finds.
+pub fn convert(data: &[u8]) {
+    let Some((from, opts, bytes)) = split(data) else {
+        return;
+    };
+    if let Ok(body) = mend::parse_body(bytes) {
+        convert_value(from, opts, &body);
+    }
+}
+
+/// [`convert`] of a parsed body from `from`, `opts` being the selector's high bits.
+pub fn convert_value(from: Dialect, opts: u8, body: &Value) {
+    let to = Dialect::ALL[usize::from(opts & 3)];
+    let copts = mend::convert::ConvertOptions {
+        missing_result: if opts & 4 == 0 {
+            MissingResult::Synthesize
+        } else {
+            MissingResult::DropCall
+        },
+        orphan_result: if opts & 8 == 0 {
+            OrphanResult::Drop
+        } else {
+            OrphanResult::ToText
+        },
+        ..Default::default()
+    };
+    let Ok(out) = mend::convert::convert(body, from, to, &copts) else {
+        return;
+    };
+    let again = mend::check_value(
+        &out.body,
+        &CheckOptions {
+            dialect: Some(to),
+            provider: Some(out.provider.to_string()),
+            ..Default::default()
+        },
+    );
+    match again {
+        Ok(r) => assert_eq!(
+            errors(&r.violations),
+            errors(&out.violations),
+            "{from} -> {to}: the output's check and the reported violations differ\nout: {}",
+            out.body
+        ),
+        Err(e) => panic!("{from} -> {to}: the converted body cannot be checked: {e}"),
+    }
+}
+
+/// Next: the selector picks the dialect (bits 0-1), whether every call of the response is
+/// answered (bit 2) and whether a user turn follows (bit 3); the rest is a request body,
+/// a NUL byte and a response (JSON or SSE). A next request or a clean error; when the
+/// request checks valid, the response made calls and every one is answered, the next
+/// request checks valid too.
+pub fn next(data: &[u8]) {
+    let Some((dialect, opts, bytes)) = split(data) else {
+        return;
+    };
+    let Some(nul) = bytes.iter().position(|&b| b == 0) else {
+        return;
+    };
+    let (req, resp) = (&bytes[..nul], &bytes[nul + 1..]);
+    let Ok(request) = mend::parse_body(req) else {
+        return;
+    };
+    let Ok(reply) = mend::next::read_reply(dialect, resp) else {
+        return;
+    };
+    next_value(dialect, opts, &request, &reply);
+}
+
+/// [`next`] of a parsed request and a captured reply.
+pub fn next_value(dialect: Dialect, opts: u8, request: &Value, reply: &capture::Reply) {
+    use mend::next::{continued_output, next_request, NextOptions, ToolOutput};
+    let answer_all = opts & 1 == 0;
+    let calls: Vec<(Option<String>, Option<String>)> = continued_output(dialect, reply, 0)
+        .map(|ms| {
+            ms.iter()
+                .flat_map(|m| &m.parts)
+                .filter_map(|p| match p {
+                    mend::canonical::Part::ToolCall(c) => {
+                        Some((c.id.clone(), Some(c.name.clone())))
+                    }
+                    _ => None,
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let results: Vec<ToolOutput> = calls
+        .into_iter()
+        .skip(usize::from(!answer_all))
+        .map(|(id, name)| ToolOutput {
+            name: if id.is_none() { name } else { None },
+            call_id: id,
+            output: Value::String("ok".into()),
+            is_error: false,
+        })
+        .collect();
+    let nopts = NextOptions {
+        choice: 0,
+        user: (opts & 2 != 0).then(|| "go on".to_string()),
+    };
+    let Ok(next) = next_request(request, dialect, reply, &results, &nopts) else {
+        return;
+    };
+    // Held to it only inside a tool loop: without calls the body ends with the output
+    // (a prefill), and after a plain answer the checker flags some real provider output
+    // sent back as it came (an Anthropic "\n\n" text block before the thinking).
+    // A call without an id (some compatible APIs send `"id": ""`) cannot be answered in a dialect
+    // that pairs by id, whatever next does.
+    let sendable = !next.calls.is_empty()
+        && (dialect == Dialect::Gemini
+            || next
+                .calls
+                .iter()
+                .all(|c| c.call_id.as_deref().is_some_and(|id| !id.is_empty())));
+    let valid_before = mend::check_value(request, &forced(dialect)).is_ok_and(|r| r.valid());
+    if sendable && valid_before && next.unanswered.is_empty() {
+        // Only what next appended is held to it: a rule may read the old history
+        // differently once reasoning follows it, and that is the checker's business.
+        let key = dialect.history_key();
+        let old = request
+            .get(key)
+            .and_then(Value::as_array)
+            .map_or(0, Vec::len);
+        let appended = |path: &str| {
+            path.strip_prefix(&format!("/{key}/"))
+                .and_then(|rest| rest.split('/').next())
+                .and_then(|i| i.parse::<usize>().ok())
+                .is_some_and(|i| i >= old)
+        };
+        match mend::check_value(&next.body, &forced(dialect)) {
+            Ok(r) => {
+                let new: Vec<_> = errors(&r.violations)
+                    .into_iter()
+                    .filter(|(_, p)| appended(p))
+                    .collect();
+                assert!(
+                    new.is_empty(),
+                    "{dialect}: a valid request, its response and every result gave invalid new items: {new:?}\nnext: {}",
+                    next.body
+                );
+            }
+            Err(e) => panic!("{dialect}: the next request cannot be checked: {e}"),
+        }
+    }
+}

@@ -374,6 +374,7 @@ fn hold_request(dialect: Dialect, opts: u8, body: &Value) {
     props::repair_value(dialect, opts, body);
     props::trim_value(dialect, opts, body);
     props::roundtrip_value(dialect, opts, body);
+    props::convert_value(dialect, opts, body);
 }
 
 fn hold_text(dialect: Dialect, opts: u8, text: &[u8]) {
@@ -384,6 +385,7 @@ fn hold_text(dialect: Dialect, opts: u8, text: &[u8]) {
     props::repair(&data);
     props::trim(&data);
     props::roundtrip(&data);
+    props::convert(&data);
 }
 
 fn request_mutant(sources: &[Source], i: usize) -> (String, Box<dyn Fn() + Send>) {
@@ -657,6 +659,8 @@ fn fuzz_regressions_hold() {
             "roundtrip" => props::roundtrip,
             "response" => props::response,
             "stream" => props::stream,
+            "convert" => props::convert,
+            "next" => props::next,
             other => panic!("fuzz/regressions/{other}: no such fuzz target"),
         };
         let mut files: Vec<_> = std::fs::read_dir(t.path())
@@ -676,4 +680,73 @@ fn fuzz_regressions_hold() {
         }
     }
     assert!(n >= 2, "expected the kept fuzz crashes, found {n}");
+}
+
+/// A request and the response it got, from the fixtures and `cases/next/`.
+fn exchanges() -> Vec<(String, Dialect, Value, Vec<u8>)> {
+    let mut dirs: Vec<(std::path::PathBuf, Dialect)> = Vec::new();
+    if let Some(shared) = shared_dir() {
+        for f in files_named(&shared.join("fixtures"), "request.json") {
+            let dir = f
+                .parent()
+                .expect("a fixture file has a folder")
+                .to_path_buf();
+            dirs.push((dir, dialect_folder(&f, 2)));
+        }
+    }
+    for f in files_named(&repo_root().join("cases/next"), "case.json") {
+        let case = read_json(&f);
+        let d = case
+            .get("dialect")
+            .and_then(Value::as_str)
+            .and_then(|s| s.parse().ok());
+        if let Some(d) = d {
+            dirs.push((f.parent().expect("in a folder").to_path_buf(), d));
+        }
+    }
+    let mut out = Vec::new();
+    for (dir, d) in dirs {
+        for resp in ["response.json", "response.sse"] {
+            let (req, resp) = (dir.join("request.json"), dir.join(resp));
+            if req.is_file() && resp.is_file() {
+                let bytes = std::fs::read(&resp).expect("readable response");
+                out.push((dir.display().to_string(), d, read_json(&req), bytes));
+            }
+        }
+    }
+    out
+}
+
+/// `next` over every recorded exchange, then over mutants of its request: a next request
+/// or a clean error, and a valid one from a valid request with every call answered.
+#[test]
+fn next_mutants() {
+    let sources = std::sync::Arc::new(exchanges());
+    assert!(
+        sources.len() >= 10,
+        "expected recorded exchanges, found {}",
+        sources.len()
+    );
+    let n = sources.len();
+    run_all("next", (0..n + CAPTURE_MUTANTS).collect(), move |i| {
+        let (name, d, request, resp) = &sources[i % n];
+        let d = *d;
+        let mut rng = Lcg::seeded(i, 0x7e47);
+        let opts = rng.byte() >> 2;
+        let (body, op) = if i < n {
+            (request.clone(), "as recorded")
+        } else {
+            mutate_value(request, d.history_key(), &mut rng)
+        };
+        let resp = resp.clone();
+        let what = format!("{name} ({op}): {body}");
+        (
+            what,
+            Box::new(move || {
+                if let Ok(reply) = mend::next::read_reply(d, &resp) {
+                    props::next_value(d, opts, &body, &reply);
+                }
+            }),
+        )
+    });
 }
