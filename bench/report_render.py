@@ -59,14 +59,15 @@ def correctness(records: list[dict], tool: str) -> list[list]:
 
 
 corr = []
-corr += correctness(MEND, "mend repair")
+corr += correctness([r for r in MEND if r["task"].startswith("repair:")], "mend repair")
+corr += correctness([r for r in MEND if r["task"].startswith("convert:")], "mend convert")
 corr += correctness([r for r in LITELLM if r["modify_params"]], "LiteLLM, modify_params=True")
 corr += correctness([r for r in LITELLM if not r["modify_params"]], "LiteLLM, default")
 corr += correctness(AISDK, "AI SDK")
 
 # which damages each tool lets through, per task
 leaks: dict = defaultdict(lambda: defaultdict(int))
-for tool, recs in (("mend repair", MEND), ("LiteLLM, modify_params=True", [r for r in LITELLM if r["modify_params"]]),
+for tool, recs in (("mend", MEND), ("LiteLLM, modify_params=True", [r for r in LITELLM if r["modify_params"]]),
                    ("AI SDK", AISDK)):
     for r in recs:
         target = r["task"].split(":", 1)[1]
@@ -204,19 +205,19 @@ def chart(path: Path) -> None:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(10, 9), gridspec_kw={"height_ratios": [1, 1.2]})
+    fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(11, 10), gridspec_kw={"height_ratios": [1, 1.2]})
     labels = [h[0] for h in headline if h[1]]
     vals = [h[1] for h in headline if h[1]]
     ax1.barh(labels, vals, color=["#2a7" if v >= 1 else "#c53" for v in vals])
     ax1.set_xscale("log")
     ax1.axvline(1, color="k", lw=0.8)
     for y, v in enumerate(vals):
-        ax1.text(v, y, " %.2gx" % v, va="center", fontsize=8)
+        ax1.text(v, y, (" %.0fx" if v >= 10 else " %.2fx") % v, va="center", fontsize=8)
     ax1.invert_yaxis()
     ax1.set_title("Speed, measured in one run: how many times faster mend is (log scale; 1 = equal)", fontsize=10)
     ax1.tick_params(axis="y", labelsize=8)
-    rows = [r for r in corr if r[2]]
-    names = ["%s\n%s" % (r[0], r[1]) for r in rows]
+    rows = sorted((r for r in corr if r[2]), key=lambda r: (r[1], not r[0].startswith("mend"), r[0]))
+    names = ["%s  %s (n=%d)" % (r[0], r[1], r[2]) for r in rows]
     fixed = [r[3] / r[2] * 100 for r in rows]
     rej = [r[4] / r[2] * 100 for r in rows]
     leak = [r[5] / r[2] * 100 for r in rows]
@@ -228,7 +229,7 @@ def chart(path: Path) -> None:
     ax2.invert_yaxis()
     ax2.set_xlabel("% of damaged histories (the target provider rejects them as they stand)")
     ax2.set_title("Correctness on the generated corpus: what each tool does with damaged histories", fontsize=10)
-    ax2.legend(fontsize=7, loc="lower right")
+    ax2.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.09), ncol=3)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
 
@@ -286,7 +287,7 @@ w("Each sample is a conversation made valid, or damaged by one rule (orphan resu
 w("")
 w("| tool | task | damaged | sent valid | rejected | **sent invalid (400)** | valid | kept valid | **broken** | rejected |")
 w("|---|---|---|---|---|---|---|---|---|---|")
-for r in corr:
+for r in sorted(corr, key=lambda r: (r[1], not r[0].startswith("mend"), r[0])):
     w("| %s | `%s` | %d | %d | %d | **%d** | %d | %d | **%d** | %d |" % tuple(r))
 w("")
 w("What was sent invalid, by damage kind:")
