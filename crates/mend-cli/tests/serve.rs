@@ -1,9 +1,11 @@
 //! `mend serve` end to end: the official Python SDKs (`openai`, `anthropic`,
-//! `google-genai`) run real multi-turn streamed tool loops through the gateway to the
-//! mock upstream, and a strict-mode rejection each SDK must report as the provider's
-//! own 400. The SDKs come from PyPI into a venv under `target/` (pinned, reused across
-//! runs). Without Python or the registry the test says so and skips, except under
-//! `CI=true`, where it fails.
+//! `google-genai`) run real multi-turn tool loops, streamed and not, through four
+//! gateways (one per mode: off, observe, repair, strict) to the mock upstream; a broken
+//! history that off and observe pass on and the provider refuses, one that repair mends
+//! unnoticed, and one that strict refuses, each SDK reporting the provider's own 400.
+//! The SDKs come from PyPI into a venv under `target/` (pinned, reused across runs).
+//! Without Python or the registry the test says so and skips, except under `CI=true`,
+//! where it fails.
 //!
 //! Also checked: no credential reaches mend's log (at debug) or its tap.
 
@@ -100,14 +102,14 @@ struct Served {
 }
 
 impl Served {
-    fn start(upstream: &str, tap: &Path, store: &str) -> Served {
+    fn start(upstream: &str, mode: &str, tap: &Path, store: &str) -> Served {
         let mut child = Command::new(env!("CARGO_BIN_EXE_mend"))
             .args([
                 "serve",
                 "--listen",
                 "127.0.0.1:0",
                 "--mode",
-                "repair",
+                mode,
                 "--log",
                 "debug",
             ])
@@ -171,8 +173,10 @@ impl Served {
     }
 }
 
+const MODES: [&str; 4] = ["off", "observe", "repair", "strict"];
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn python_sdks_run_streamed_tool_loops_through_mend_serve() {
+async fn python_sdks_run_tool_loops_through_mend_serve_in_every_mode() {
     let python = match tokio::task::spawn_blocking(sdk_python).await.unwrap() {
         Ok(p) => p,
         Err(why) => return unavailable(&why),
@@ -181,19 +185,29 @@ async fn python_sdks_run_streamed_tool_loops_through_mend_serve() {
     let scratch = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
         .join(format!("serve-e2e-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&scratch);
-    let tap = scratch.join("tap");
+    let taps = scratch.join("tap");
+    // The four gateways keep conversations in one database, as replicas would.
     let db = format!("sqlite:{}", scratch.join("conversations.db").display());
     std::fs::create_dir_all(&scratch).unwrap();
-    let served = Served::start(&upstream.base_url(), &tap, &db);
+    let served: Vec<Served> = MODES
+        .iter()
+        .map(|m| Served::start(&upstream.base_url(), m, &taps.join(m), &db))
+        .collect();
+    let urls: serde_json::Map<String, Value> = MODES
+        .iter()
+        .zip(&served)
+        .map(|(m, s)| (m.to_string(), Value::String(s.url.clone())))
+        .collect();
+    let urls = Value::Object(urls).to_string();
     let scripts = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/sdk");
 
-    // The three SDKs at once, each in its own process.
+    // The three SDKs at once, each in its own process, each through every gateway.
     let runs: Vec<_> = ["openai_loop.py", "anthropic_loop.py", "genai_loop.py"]
         .into_iter()
         .map(|script| {
             tokio::process::Command::new(&python)
                 .arg(scripts.join(script))
-                .env("MEND_URL", &served.url)
+                .env("MEND_URLS", &urls)
                 .env("E2E_OPENAI_KEY", OPENAI_KEY)
                 .env("E2E_ANTHROPIC_KEY", ANTHROPIC_KEY)
                 .env("E2E_GEMINI_KEY", GEMINI_KEY)
@@ -205,10 +219,10 @@ async fn python_sdks_run_streamed_tool_loops_through_mend_serve() {
         .collect();
     let outputs = futures_util::future::join_all(
         runs.into_iter()
-            .map(|r| async move { tokio::time::timeout(Duration::from_secs(120), r).await }),
+            .map(|r| async move { tokio::time::timeout(Duration::from_secs(240), r).await }),
     )
     .await;
-    let log = served.stop();
+    let log: String = served.into_iter().map(Served::stop).collect();
     let mut summaries = Vec::new();
     for out in outputs {
         let out = out.expect("an SDK script timed out").expect("python runs");
@@ -220,11 +234,20 @@ async fn python_sdks_run_streamed_tool_loops_through_mend_serve() {
         );
         let summary: Value = serde_json::from_str(stdout.trim().lines().last().unwrap_or(""))
             .unwrap_or_else(|e| panic!("no summary ({e}): {stdout}"));
+        // Every mode, streamed and not, ran its loops to the end.
+        for m in MODES {
+            for kind in ["sse", "json"] {
+                assert!(
+                    summary["loops"].get(format!("{m}-{kind}")).is_some(),
+                    "{m}-{kind}: {summary}"
+                );
+            }
+        }
         summaries.push(summary);
     }
     eprintln!("{}", serde_json::to_string_pretty(&summaries).unwrap());
 
-    // Every SDK talked to the upstream through the gateway, streaming.
+    // Every SDK talked to the upstream through the gateways, streaming and not.
     let got = upstream.received();
     let agents: Vec<String> = got
         .iter()
@@ -238,11 +261,13 @@ async fn python_sdks_run_streamed_tool_loops_through_mend_serve() {
     }
     for path in ["/v1/chat/completions", "/v1/responses", "/v1/messages"] {
         let n = got.iter().filter(|r| r.path == path).count();
-        assert!(n >= 2, "{path}: {n} requests (a tool loop makes two)");
+        // Two turns per loop, streamed and not, in four modes.
+        assert!(n >= 16, "{path}: {n} requests");
     }
-    assert!(got
-        .iter()
-        .any(|r| r.path.ends_with(":streamGenerateContent")));
+    for action in [":streamGenerateContent", ":generateContent"] {
+        let n = got.iter().filter(|r| r.path.ends_with(action)).count();
+        assert!(n >= 8, "{action}: {n} requests");
+    }
     // The second turn of each loop carried the first turn's ids back.
     let responses_turn2 = got
         .iter()
@@ -252,17 +277,32 @@ async fn python_sdks_run_streamed_tool_loops_through_mend_serve() {
     assert!(
         String::from_utf8_lossy(&responses_turn2.body).contains("gAAAAABmock-encrypted-reasoning-")
     );
-    // The repaired request reached the upstream repaired.
+    // Repair mended a request; off and observe passed the broken ones on (the provider
+    // refused them); strict refused its own without calling upstream.
     assert!(log.contains("outcome=\"repaired\""), "{log}");
+    assert!(log.contains("rejected without calling upstream"), "{log}");
+    let lost = got
+        .iter()
+        .filter(|r| r.body.windows(9).any(|w| w == b"call_lost"))
+        .count();
+    assert_eq!(
+        lost, 3,
+        "call_lost reached the upstream from off, observe and repair"
+    );
 
-    // No credential in the log or the tap.
+    // No credential in the logs or the taps.
     let mut tapped = String::new();
-    for e in std::fs::read_dir(&tap).expect("the tap folder").flatten() {
-        tapped.push_str(&std::fs::read_to_string(e.path()).unwrap_or_default());
+    for m in MODES {
+        for e in std::fs::read_dir(taps.join(m))
+            .expect("the tap folder")
+            .flatten()
+        {
+            tapped.push_str(&std::fs::read_to_string(e.path()).unwrap_or_default());
+        }
     }
     assert!(
         tapped.lines().count() >= 2 * got.len(),
-        "the tap holds every exchange"
+        "the taps hold every exchange"
     );
     assert!(log.contains("forwarded"), "{log}");
     for key in [OPENAI_KEY, ANTHROPIC_KEY, GEMINI_KEY] {
@@ -277,56 +317,67 @@ async fn python_sdks_run_streamed_tool_loops_through_mend_serve() {
         );
     }
 
-    // Each streamed loop was kept as a conversation, the provider's opaque state intact.
+    // Each loop, in every mode, streamed or not, was kept as a conversation, the
+    // provider's opaque state intact.
     let store = mend_store::AnyStore::open(&db).await.expect("the store");
-    for (conv, dialect, needles) in [
-        ("e2e-chat", mend::Dialect::OpenAiChat, &["call_mock"][..]),
-        (
-            "e2e-responses",
-            mend::Dialect::OpenAiResponses,
-            &["rs_mock", "gAAAAABmock-encrypted-reasoning-", "fc_mock"][..],
-        ),
-        (
-            "e2e-messages",
-            mend::Dialect::Anthropic,
-            &["toolu_mock", "gAAAAABmock-encrypted-reasoning-"][..],
-        ),
-        (
-            "e2e-gemini",
-            mend::Dialect::Gemini,
-            &["thoughtSignature"][..],
-        ),
-    ] {
-        use mend_store::Store;
-        let kept = store
-            .load(conv, mend_store::Span::ALL)
-            .await
-            .unwrap_or_else(|e| panic!("{conv}: {e}\nmend's log:\n{log}"));
-        // user, the call turn (Responses: reasoning and call items), the result, the answer.
-        assert!(kept.len() >= 4, "{conv}: {} messages", kept.len());
-        let text: String = kept.iter().map(|m| m.raw.as_str()).collect();
-        for n in needles {
-            assert!(text.contains(n), "{conv}: {n} not kept: {text}");
+    for m in MODES {
+        for kind in ["sse", "json"] {
+            for (name, dialect, needles) in [
+                ("chat", mend::Dialect::OpenAiChat, &["call_mock"][..]),
+                (
+                    "responses",
+                    mend::Dialect::OpenAiResponses,
+                    &["rs_mock", "gAAAAABmock-encrypted-reasoning-", "fc_mock"][..],
+                ),
+                (
+                    "messages",
+                    mend::Dialect::Anthropic,
+                    &["toolu_mock", "gAAAAABmock-encrypted-reasoning-"][..],
+                ),
+                ("gemini", mend::Dialect::Gemini, &["thoughtSignature"][..]),
+            ] {
+                let conv = format!("e2e-{m}-{name}-{kind}");
+                assert_kept(&store, &conv, dialect, needles, &log).await;
+            }
         }
-        assert!(text.contains("The tool said"), "{conv}: {text}");
-        // What was kept is a valid history of its dialect.
-        let history: Vec<Value> = kept
-            .iter()
-            .map(|m| serde_json::from_str(&m.raw).unwrap())
-            .collect();
-        let body = serde_json::json!({ dialect.history_key(): history });
-        let report = mend::check_value(
-            &body,
-            &mend::CheckOptions {
-                dialect: Some(dialect),
-                model: Some("gemini-3-pro-preview".into())
-                    .filter(|_| dialect == mend::Dialect::Gemini),
-                ..Default::default()
-            },
-        )
-        .unwrap();
-        assert!(report.valid(), "{conv}: {:?}", report.violations);
     }
     assert!(!log.contains("exchange not appended"), "{log}");
     let _ = std::fs::remove_dir_all(&scratch);
+}
+
+/// A loop's conversation: user, the call turn (Responses: reasoning and call items),
+/// the result, the answer; the needles kept; a valid history of its dialect.
+async fn assert_kept(
+    store: &mend_store::AnyStore,
+    conv: &str,
+    dialect: mend::Dialect,
+    needles: &[&str],
+    log: &str,
+) {
+    use mend_store::Store;
+    let kept = store
+        .load(conv, mend_store::Span::ALL)
+        .await
+        .unwrap_or_else(|e| panic!("{conv}: {e}\nmend's log:\n{log}"));
+    assert!(kept.len() >= 4, "{conv}: {} messages", kept.len());
+    let text: String = kept.iter().map(|m| m.raw.as_str()).collect();
+    for n in needles {
+        assert!(text.contains(n), "{conv}: {n} not kept: {text}");
+    }
+    assert!(text.contains("The tool said"), "{conv}: {text}");
+    let history: Vec<Value> = kept
+        .iter()
+        .map(|m| serde_json::from_str(&m.raw).unwrap())
+        .collect();
+    let body = serde_json::json!({ dialect.history_key(): history });
+    let report = mend::check_value(
+        &body,
+        &mend::CheckOptions {
+            dialect: Some(dialect),
+            model: Some("gemini-3-pro-preview".into()).filter(|_| dialect == mend::Dialect::Gemini),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert!(report.valid(), "{conv}: {:?}", report.violations);
 }

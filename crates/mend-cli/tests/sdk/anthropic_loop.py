@@ -1,5 +1,6 @@
-"""The official Anthropic SDK through `mend serve`: a streamed tool loop with signed
-thinking sent back as it came, and a strict-mode rejection the SDK reports as
+"""The official Anthropic SDK through `mend serve` in every mode: a tool loop with
+signed thinking sent back as it came, streamed and not, through a gateway in each of
+off, observe, repair and strict; and a strict-mode rejection the SDK reports as
 Anthropic's own 400."""
 
 import json
@@ -7,9 +8,9 @@ import os
 
 import anthropic
 
-BASE = os.environ["MEND_URL"]
-CONVERSATION = os.environ["E2E_CONVERSATION"] + "-messages"
-client = anthropic.Anthropic(base_url=BASE, api_key=os.environ["E2E_ANTHROPIC_KEY"], max_retries=0)
+URLS = json.loads(os.environ["MEND_URLS"])
+CONVERSATION = os.environ["E2E_CONVERSATION"]
+KEY = os.environ["E2E_ANTHROPIC_KEY"]
 
 TOOLS = [{
     "name": "get_weather",
@@ -18,20 +19,29 @@ TOOLS = [{
 }]
 
 
-def loop() -> str:
+def client_for(mode: str) -> anthropic.Anthropic:
+    return anthropic.Anthropic(base_url=URLS[mode], api_key=KEY, max_retries=0)
+
+
+def loop(mode: str, stream: bool) -> str:
+    client = client_for(mode)
+    args = dict(
+        model="claude-opus-4-6",
+        max_tokens=2048,
+        thinking={"type": "enabled", "budget_tokens": 1024},
+        tools=TOOLS,
+        extra_headers={"x-mend-conversation":
+                       f"{CONVERSATION}-{mode}-messages-{'sse' if stream else 'json'}"},
+    )
     messages = [{"role": "user", "content": "What is the weather in Paris?"}]
     for _ in range(4):
-        with client.messages.stream(
-            model="claude-opus-4-6",
-            max_tokens=2048,
-            thinking={"type": "enabled", "budget_tokens": 1024},
-            tools=TOOLS,
-            messages=messages,
-            extra_headers={"x-mend-conversation": CONVERSATION},
-        ) as stream:
-            for _event in stream:
-                pass
-            final = stream.get_final_message()
+        if stream:
+            with client.messages.stream(messages=messages, **args) as s:
+                for _event in s:
+                    pass
+                final = s.get_final_message()
+        else:
+            final = client.messages.create(messages=messages, **args)
         uses = [b for b in final.content if b.type == "tool_use"]
         if not uses:
             return "".join(b.text for b in final.content if b.type == "text")
@@ -53,17 +63,23 @@ def rejected_in_strict_mode() -> str:
         {"role": "user", "content": "and?"},
     ]
     try:
-        client.messages.create(model="claude-opus-4-6", max_tokens=100, tools=TOOLS,
-                               messages=broken, extra_headers={"x-mend-mode": "strict"})
+        client_for("strict").messages.create(
+            model="claude-opus-4-6", max_tokens=100, tools=TOOLS, messages=broken)
     except anthropic.BadRequestError as e:
         assert e.status_code == 400
         assert "`tool_use` ids were found without `tool_result` blocks immediately after" in e.message, e.message
         assert e.body["error"]["type"] == "invalid_request_error", e.body
+        assert e.response.headers["x-mend-mode"] == "strict"
         return e.message
     raise AssertionError("strict mode let a broken history through")
 
 
-text = loop()
-assert "The tool said" in text and "18C and sunny in Paris" in text, text
+loops = {}
+for mode in URLS:
+    for stream in (True, False):
+        text = loop(mode, stream)
+        assert "The tool said" in text and "18C and sunny in Paris" in text, (mode, text)
+        loops[f"{mode}-{'sse' if stream else 'json'}"] = text
 rejected = rejected_in_strict_mode()
-print(json.dumps({"sdk": "anthropic", "version": anthropic.__version__, "text": text, "rejected": rejected}))
+print(json.dumps({"sdk": "anthropic", "version": anthropic.__version__, "loops": loops,
+                  "rejected": rejected}))
