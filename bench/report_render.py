@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Write bench/results/REPORT.md and report.png from one `bench/report` run.
 
-Reads the raw outputs of this run (bench/results/raw/report-*.jsonl, meta.json) and the
-sub-reports the orchestrated scripts wrote (check-ratios.md, trim-vs-langchain.md,
-gateway-vs-litellm.md, store-throughput.md). Every ratio is between figures measured in
+Reads the raw outputs of this run (bench/results/raw/report-*.jsonl, report-meta.json)
+and the sub-reports the orchestrated scripts wrote in it (bench/results/raw/runs/:
+check-ratios.md, trim-vs-langchain.md, gateway-vs-litellm.md, store-throughput.md). Every ratio is between figures measured in
 the same run; correctness is judged by bench/report_oracle.py against how each sample
 was made. Usage: report_render.py RAW_DIR RESULTS_DIR
 """
@@ -174,7 +174,7 @@ def num(s: str) -> float | None:
 
 sub = {}
 for name in ("check-ratios", "trim-vs-langchain", "gateway-vs-litellm", "store-throughput"):
-    p = RES / (name + ".md")
+    p = RAW / "runs" / (name + ".md")
     fresh = p.exists() and p.stat().st_mtime >= META["started"]
     sub[name] = (p.read_text() if p.exists() else "", fresh, META["steps"].get(name, "not run"))
 
@@ -270,8 +270,8 @@ if convert_pending:
 w("")
 for name, (_, fresh, step) in sub.items():
     if not fresh:
-        w("- `%s`: %s, so its figures are not in the headline (an older `bench/results/%s.md` "
-          "is not mixed into this run's ratios)" % (name, step, name))
+        w("- `bench/%s.sh`: %s, so its figures are not in this report (an older "
+          "`bench/results/%s.md` is not mixed into this run's ratios)" % (name, step, name))
 w("")
 w("## Correctness (part 4)")
 w("")
@@ -329,10 +329,10 @@ w("")
 w("Each below is the script's own report from this run, included as it wrote it.")
 for name, (text, fresh, step) in sub.items():
     w("")
-    w("### `bench/%s.sh` (%s)" % (name, step if fresh else step + "; the file below is from an earlier run"))
+    w("### `bench/%s.sh` (%s)" % (name, step))
     w("")
     body = re.sub(r"^(#+) ", lambda m: "#" * (len(m.group(1)) + 3) + " ", text.strip(), flags=re.M)
-    w(body if text else "(no report)")
+    w(body if text and fresh else "(no report from this run)")
 w("")
 w("Reproduce: `bench/report` (about %s), or `bench/report --quick` for a smoke run. Raw "
   "outputs: `bench/results/raw/report-*.jsonl`." % META.get("duration", "?"))
