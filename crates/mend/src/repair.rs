@@ -100,7 +100,9 @@ pub const INTERRUPTED: &str = "Error: this tool call was interrupted and produce
 /// (history from another model or client).
 pub const SKIP_SIGNATURE: &str = "skip_thought_signature_validator";
 
-const MAX_PASSES: usize = 8;
+// Ordinary damage settles in two or three passes; a mangled history found by the fuzzer
+// needed nine. The cap bounds what an adversarial body can cost.
+const MAX_PASSES: usize = 32;
 
 /// Repair a body: plan edits for its violations, apply them, check again, until it is
 /// valid or nothing more can be done.
