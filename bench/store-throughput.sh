@@ -6,9 +6,9 @@
 # ("own"), or all to one conversation ("shared", the worst case: one row lock).
 #   bench/store-throughput.sh            # 3 s per cell
 #   SECONDS_PER_RUN=10 bench/store-throughput.sh
-# The table is printed and written to bench/results/store-throughput.md. The append and
-# load of a 1,000-message conversation is the criterion bench:
-#   cargo bench -p mend-store --bench store
+# Then the append and load of a 1,000-message conversation (the criterion bench
+# `cargo bench -p mend-store --bench store`; skip it with SKIP_CRITERION=1). Both tables
+# are printed and written to bench/results/store-throughput.md.
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -49,10 +49,15 @@ else
   echo "skipping postgres: $pg is unreachable" >&2
 fi
 
-python3 - "$results" "$root/bench/results/store-throughput.md" "$secs" <<'PY'
+if [ "${SKIP_CRITERION:-0}" != 1 ]; then
+  rm -rf "$target_dir/criterion/sqlite" "$target_dir/criterion/postgres" "$target_dir/criterion/baseline"
+  cargo bench -q -p mend-store --bench store >&2
+fi
+
+python3 - "$results" "$root/bench/results/store-throughput.md" "$secs" "$target_dir/criterion" <<'PY'
 import json, os, platform, subprocess, sys, time
 rows = [json.loads(l) for l in open(sys.argv[1])]
-out, secs = sys.argv[2], sys.argv[3]
+out, secs, criterion = sys.argv[2], sys.argv[3], sys.argv[4]
 cpu = platform.processor() or platform.machine()
 try:
     cpu = next(l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name"))
@@ -82,6 +87,36 @@ for backend in ["sqlite", "postgres"]:
             continue
         ratio = cell[16] / cell[1] if cell.get(1) else float("nan")
         lines.append(f"| {backend} | {'shared' if shared else 'own'} | {cell[1]:,.0f} | {cell[4]:,.0f} | {cell[16]:,.0f} | {ratio:.2f}x |")
+def median_ms(group, name):
+    try:
+        e = json.load(open(os.path.join(criterion, group, name, "new", "estimates.json")))
+        return e["median"]["point_estimate"] / 1e6
+    except Exception:
+        return None
+cells = [(g, n, median_ms(g, n)) for g in ["sqlite", "postgres"]
+         for n in ["append_1000", "load_1000", "load_1000_parsed"]]
+base = median_ms("baseline", "parse_1000")
+if any(ms is not None for _, _, ms in cells):
+    lines += [
+        "",
+        "## A 1,000-message conversation (~250 bytes a message): append, then load",
+        "",
+        "Criterion medians (`cargo bench -p mend-store --bench store`), one append of all",
+        "1,000 messages in one transaction, then a load of all of them (as text, and",
+        "parsed into JSON values). Target for SQLite: single-digit milliseconds each.",
+        "",
+        "| backend | append 1,000 | load 1,000 | load 1,000 + parse |",
+        "|---|---:|---:|---:|",
+    ]
+    for g in ["sqlite", "postgres"]:
+        ms = {n: v for gg, n, v in cells if gg == g}
+        if all(v is None for v in ms.values()):
+            continue
+        fmt = lambda v: "n/a" if v is None else f"{v:.2f} ms"
+        lines.append(f"| {g} | {fmt(ms['append_1000'])} | {fmt(ms['load_1000'])} | {fmt(ms['load_1000_parsed'])} |")
+    if base is not None:
+        lines.append("")
+        lines.append(f"Baseline from the same run: `serde_json` parsing the same 1,000 messages as one array, {base:.2f} ms.")
 text = "\n".join(lines) + "\n"
 open(out, "w").write(text)
 print(text)

@@ -156,7 +156,10 @@ enum Command {
             GET /v1/models, /healthz and Prometheus /metrics. Modes: off, observe (check, \
             log, forward unchanged), repair (forward the repaired body; x-mend-repairs says \
             what was done), strict (answer 400 in the provider's own format without \
-            calling upstream). A request may pick its mode with the x-mend-mode header.\n\n\
+            calling upstream). A request may raise its mode with the x-mend-mode header \
+            (off < observe < repair < strict), and lower it only under --mode-header-lowers, \
+            so a client cannot talk its way past a strict upstream; the response's \
+            x-mend-mode says which mode applied.\n\n\
             Settings come from --config FILE, then MEND_* variables, then flags.",
         after_help = "Example:\n  mend serve --mode repair\n  OPENAI_BASE_URL=http://127.0.0.1:8787/v1 python agent.py"
     )]
@@ -363,9 +366,9 @@ fn run(command: Command, printer: &mut Printer) -> io::Result<Status> {
         Command::Rules(args) => catalog::rules(args.json, printer),
         Command::Providers(args) => catalog::providers(args.json, printer),
         Command::Serve(args) => serve::run(args, printer),
-        Command::Convert(args) => convert::run(&args, printer),
         Command::Store(args) => store::run(args, printer),
         Command::Next(args) => next::run(args, printer),
+        Command::Convert(args) => convert::run(&args, printer),
     }
 }
 
