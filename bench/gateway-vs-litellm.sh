@@ -169,8 +169,13 @@ try:
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
 except OSError:
     commit = "?"
+try:
+    load = " / ".join(open("/proc/loadavg").read().split()[:2])
+except OSError:
+    load = "?"
 lines = ["# mend serve vs direct calls and the LiteLLM proxy", ""]
-lines.append(f"Machine: {platform.machine()}, {os.cpu_count()} CPUs, {platform.system()} {platform.release()}; "
+lines.append(f"Machine: {platform.machine()}, {os.cpu_count()} CPUs, {platform.system()} {platform.release()}, "
+             f"load average {load} (1 / 5 min) at the end (the figures move with other work on the machine); "
              f"commit {commit}. Closed loop, keep-alive, one load thread, everything on 127.0.0.1; each run "
              f"{secs} s after 1 s of warm-up. mend `serve` in `repair` mode (release build); bodies are the "
              f"corpus's valid `openai_chat` tool-loop histories (`examples/gen_corpus.rs`); the upstream is the "
