@@ -299,6 +299,7 @@ pub fn convert_value(from: Dialect, opts: u8, body: &Value) {
         } else {
             OrphanResult::ToText
         },
+        no_repair: opts & 16 != 0,
         ..Default::default()
     };
     let Ok(out) = mend::convert::convert(body, from, to, &copts) else {

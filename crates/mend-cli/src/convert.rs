@@ -43,6 +43,10 @@ pub struct ConvertArgs {
     /// A result without a call: drop it, or to-text
     #[arg(long, value_name = "POLICY", default_value = "drop")]
     orphan_result: String,
+    /// Convert as it is: no repair of the source or the target; what the source breaks is
+    /// reported by the target check (exit 1)
+    #[arg(long)]
+    no_repair: bool,
     /// One JSON object on stdout: {from, to, provider, valid, losses, notes, edits,
     /// violations, body}
     #[arg(long)]
@@ -72,14 +76,6 @@ fn policies(args: &ConvertArgs) -> Result<(MissingResult, OrphanResult), String>
         }
     }
     Ok((missing, orphan))
-}
-
-fn kind_name(k: NoteKind) -> &'static str {
-    match k {
-        NoteKind::Lost => "lost",
-        NoteKind::Added => "added",
-        NoteKind::Moved => "moved",
-    }
 }
 
 /// `mend convert`.
@@ -122,6 +118,7 @@ pub fn run(args: &ConvertArgs, printer: &mut Printer) -> io::Result<Status> {
         max_tokens: args.max_tokens,
         missing_result,
         orphan_result,
+        no_repair: args.no_repair,
     };
     let out = match convert(&body, from, to, &opts) {
         Ok(o) => o,
@@ -161,7 +158,7 @@ pub fn run(args: &ConvertArgs, printer: &mut Printer) -> io::Result<Status> {
         printer.err_line(&format!(
             "mend: {label} {} {}[{}] {}",
             n.path,
-            kind_name(n.kind),
+            n.kind.as_str(),
             n.what,
             n.detail
         ));

@@ -779,7 +779,7 @@ async fn load(store: &AnyStore, args: LoadArgs, printer: &mut Printer) -> Outcom
         )
     })?;
     let exact = matches!(info.format, Format::Any) || info.format == Format::Wire(dialect);
-    let body = mend_store::render::render(
+    let (body, notes) = mend_store::render::render_converted(
         info.format,
         values,
         dialect,
@@ -787,6 +787,17 @@ async fn load(store: &AnyStore, args: LoadArgs, printer: &mut Printer) -> Outcom
         args.model.as_deref(),
     )
     .map_err(|e| failed(printer, &e))?;
+    // What a conversion from the stored dialect could not carry, as `mend convert` says it.
+    for n in &notes {
+        printer.err_line(&format!(
+            "mend: {}: {} {}[{}] {}",
+            args.conversation,
+            n.path,
+            n.kind.as_str(),
+            n.what,
+            n.detail
+        ));
+    }
     // Messages already of this dialect are printed with their stored bytes in place;
     // converted ones as the writer made them.
     let text = if exact {

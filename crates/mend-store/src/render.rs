@@ -3,10 +3,11 @@
 //! Invariant: messages that are already the target dialect's wire messages are placed in
 //! the body as stored, message for message, and only the fields around them are filled
 //! in. Anything else (canonical messages, another dialect's wire messages) goes through
-//! `mend::canonical`: read into a [`Conversation`], written as the target; a part the
-//! target cannot carry is an error, never a silent drop.
+//! [`mend::convert`] without repair: what the target cannot carry comes back as notes
+//! for the caller to show, never a silent drop.
 
 use mend::canonical::{Conversation, Message};
+use mend::convert::{convert, ConvertOptions, Note};
 use mend::Dialect;
 use serde_json::{json, Map, Value};
 
@@ -21,18 +22,34 @@ pub fn render(
     request: &Map<String, Value>,
     model: Option<&str>,
 ) -> Result<Value, Error> {
+    render_converted(format, history, target, request, model).map(|(body, _)| body)
+}
+
+/// As [`render`], with what a conversion from another dialect could not carry (nothing
+/// for messages already of `target`). Another dialect's messages go through
+/// [`mend::convert`] as they are, without repair: the body says what is stored, and a
+/// check of it finds what the stored history breaks.
+pub fn render_converted(
+    format: Format,
+    history: Vec<Value>,
+    target: Dialect,
+    request: &Map<String, Value>,
+    model: Option<&str>,
+) -> Result<(Value, Vec<Note>), Error> {
     let fail = |reason: String| Error::Render {
         from: format,
         to: target,
         reason,
     };
-    let mut conv = match format {
-        Format::Any => return Ok(request_body(target, history, request, model)),
-        Format::Wire(d) if d == target => return Ok(request_body(target, history, request, model)),
+    let (from, source) = match format {
+        Format::Any => return Ok((request_body(target, history, request, model), Vec::new())),
+        Format::Wire(d) if d == target => {
+            return Ok((request_body(target, history, request, model), Vec::new()))
+        }
         Format::Wire(d) => {
             let mut body = Map::new();
             body.insert(d.history_key().into(), Value::Array(history));
-            Conversation::from_request(d, &Value::Object(body)).map_err(|e| fail(e.to_string()))?
+            (d, Value::Object(body))
         }
         Format::Canonical(from) => {
             let mut conv = Conversation {
@@ -45,18 +62,37 @@ pub fn render(
                 })?;
                 conv.messages.push(m);
             }
-            conv
+            // Canonical messages are written in the dialect they came from, then
+            // converted; without one, the target's writer takes them as they are.
+            let d = from.unwrap_or(target);
+            let body = conv.to_request(d).map_err(|e| fail(e.to_string()))?;
+            (d, body)
         }
     };
-    conv.request = request.clone();
-    match conv.to_request(target) {
-        Ok(Value::Object(body)) => Ok(Value::Object(fill(target, body, model))),
-        Ok(other) => Err(fail(format!(
+    let (mut body, notes) = if from == target {
+        (source, Vec::new())
+    } else {
+        let opts = ConvertOptions {
+            model: model.map(str::to_string),
+            no_repair: true,
+            ..ConvertOptions::default()
+        };
+        let out = convert(&source, from, target, &opts).map_err(|e| fail(e.to_string()))?;
+        (out.body, out.notes)
+    };
+    let Value::Object(fields) = &mut body else {
+        return Err(fail(format!(
             "the writer made {}",
-            mend::dialect::kind_of(&other)
-        ))),
-        Err(e) => Err(fail(e.to_string())),
+            mend::dialect::kind_of(&body)
+        )));
+    };
+    for (k, v) in request {
+        fields.insert(k.clone(), v.clone());
     }
+    Ok((
+        Value::Object(fill(target, std::mem::take(fields), model)),
+        notes,
+    ))
 }
 
 /// A request body of `dialect` with `history` as its history (`messages`, `input` or

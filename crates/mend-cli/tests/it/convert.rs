@@ -173,3 +173,26 @@ fn bad_input_and_usage_exit_2_with_one_clear_line() {
         assert_eq!(r.err_lines().len(), 1, "one line: {r:?}");
     }
 }
+
+#[test]
+fn no_repair_converts_as_it_is_and_the_target_check_names_what_broke() {
+    let r = run(&["convert", "--to", "anthropic", "--no-repair", ORPHAN]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(
+        !r.stderr.contains(" source "),
+        "no source edit: {}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("target") && r.stderr.contains("[tool-result-without-call]"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("does not check valid for anthropic"),
+        "{}",
+        r.stderr
+    );
+    let out: serde_json::Value = serde_json::from_str(&r.stdout).expect("a body all the same");
+    assert!(out["messages"].is_array(), "{out}");
+}

@@ -398,3 +398,49 @@ fn prune_forgets_old_keys_and_refuses_a_bad_age() {
         r.stderr
     );
 }
+
+#[test]
+fn a_chat_tool_loop_loads_as_anthropic_and_gemini_through_convert() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = db(&dir);
+    let turn = r#"{"model": "deepseek-chat", "messages": [
+      {"role": "system", "content": "Be brief."},
+      {"role": "user", "content": "Weather in Oslo?"},
+      {"role": "assistant", "content": "", "reasoning_content": "Call the tool.", "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "weather", "arguments": "{\"city\":\"Oslo\"}"}}]},
+      {"role": "tool", "tool_call_id": "call_1", "content": "9C"},
+      {"role": "assistant", "content": "9C in Oslo."},
+      {"role": "user", "content": "Thanks"}]}"#;
+    let r = store(&db, &["append", "c", "-"], turn);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let r = store(
+        &db,
+        &["load", "c", "--as", "anthropic", "--model", "claude-x"],
+        "",
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let j = r.json();
+    assert_eq!(j["system"][0]["text"], "Be brief.", "{j}");
+    assert_eq!(j["messages"][1]["content"][0]["type"], "tool_use", "{j}");
+    assert_eq!(j["messages"][2]["content"][0]["type"], "tool_result", "{j}");
+    assert_eq!(
+        j["messages"][2]["content"][0]["tool_use_id"], "call_1",
+        "{j}"
+    );
+    assert!(
+        r.stderr
+            .contains("c: /messages/2/reasoning_content lost[reasoning]"),
+        "the reasoning the target cannot take is said: {}",
+        r.stderr
+    );
+    let r = store(
+        &db,
+        &["load", "c", "--as", "gemini", "--model", "gemini-2.5-pro"],
+        "",
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let j = r.json();
+    assert_eq!(
+        j["contents"][2]["parts"][0]["functionResponse"]["name"], "weather",
+        "{j}"
+    );
+}

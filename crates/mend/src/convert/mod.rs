@@ -74,6 +74,10 @@ pub struct ConvertOptions {
     pub missing_result: MissingResult,
     /// What to do with results that answer no call, in either repair.
     pub orphan_result: OrphanResult,
+    /// Convert as it is: no repair of the source nor of the target, so the target check
+    /// reports what the source broke (for a store rendering what it holds, or a
+    /// validation that must see the violations).
+    pub no_repair: bool,
 }
 
 /// What a note says happened.
@@ -86,6 +90,17 @@ pub enum NoteKind {
     Added,
     /// Carried, but to another place or form (a system message moved to the top).
     Moved,
+}
+
+impl NoteKind {
+    /// `lost`, `added` or `moved`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NoteKind::Lost => "lost",
+            NoteKind::Added => "added",
+            NoteKind::Moved => "moved",
+        }
+    }
 }
 
 /// One thing the conversion could not carry as it was.
@@ -239,30 +254,34 @@ pub fn convert(
     let mut edits = Vec::new();
 
     // 1. The source, repaired in its own dialect.
-    let fixed = repair::repair(
-        body,
-        &RepairOptions {
-            check: CheckOptions {
-                dialect: Some(from),
-                provider: opts.source_provider.clone(),
-                model: source_model.map(str::to_string),
-                endpoint: None,
+    let source = if opts.no_repair {
+        body.clone()
+    } else {
+        let fixed = repair::repair(
+            body,
+            &RepairOptions {
+                check: CheckOptions {
+                    dialect: Some(from),
+                    provider: opts.source_provider.clone(),
+                    model: source_model.map(str::to_string),
+                    endpoint: None,
+                },
+                missing_result: opts.missing_result,
+                orphan_result: opts.orphan_result,
             },
-            missing_result: opts.missing_result,
-            orphan_result: opts.orphan_result,
-        },
-    )?;
-    if let Some(v) = crate::unreadable_history(from, &fixed.unrepairable) {
-        return Err(ConvertError::Unreadable {
-            path: v.path.clone(),
-            reason: v.message.clone(),
-        });
-    }
-    edits.extend(fixed.edits.into_iter().map(|edit| StagedEdit {
-        stage: Stage::Source,
-        edit,
-    }));
-    let source = fixed.body;
+        )?;
+        if let Some(v) = crate::unreadable_history(from, &fixed.unrepairable) {
+            return Err(ConvertError::Unreadable {
+                path: v.path.clone(),
+                reason: v.message.clone(),
+            });
+        }
+        edits.extend(fixed.edits.into_iter().map(|edit| StagedEdit {
+            stage: Stage::Source,
+            edit,
+        }));
+        fixed.body
+    };
 
     // 2-4. Carried, reshaped and written.
     let (converted, notes) = if from == to {
@@ -300,6 +319,18 @@ pub fn convert(
         model: model.map(str::to_string),
         endpoint: None,
     };
+    if opts.no_repair {
+        let report = crate::check_value(&converted, &target_check)?;
+        return Ok(Converted {
+            from,
+            to,
+            provider: profile.name,
+            body: converted,
+            notes,
+            edits,
+            violations: report.violations,
+        });
+    }
     let fixed = repair::repair(
         &converted,
         &RepairOptions {

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use mend::convert::{convert, ConvertOptions, NoteKind, Stage};
+use mend::convert::{convert, ConvertOptions, Stage};
 use mend::Dialect;
 use serde_json::Value;
 
@@ -57,12 +57,9 @@ fn every_accepted_fixture_converts_valid_to_every_other_dialect() {
                     .or_default() += 1;
             }
             for n in &out.notes {
-                let k = match n.kind {
-                    NoteKind::Lost => "lost",
-                    NoteKind::Added => "added",
-                    NoteKind::Moved => "moved",
-                };
-                *notes.entry(format!("{k} {}", n.what)).or_default() += 1;
+                *notes
+                    .entry(format!("{} {}", n.kind.as_str(), n.what))
+                    .or_default() += 1;
             }
         }
     }
@@ -124,15 +121,10 @@ fn every_convert_case_gives_what_it_expects() {
                 continue;
             }
         };
-        let kind = |k: NoteKind| match k {
-            NoteKind::Lost => "lost",
-            NoteKind::Added => "added",
-            NoteKind::Moved => "moved",
-        };
         let notes: Vec<String> = out
             .notes
             .iter()
-            .map(|n| format!("{} {} {}", kind(n.kind), n.what, n.path))
+            .map(|n| format!("{} {} {}", n.kind.as_str(), n.what, n.path))
             .collect();
         let edits: Vec<String> = out
             .edits
