@@ -21,7 +21,10 @@ pub fn describe(rule: Rule) -> (&'static str, &'static str) {
             "openai_chat, anthropic, gemini",
             "the result exists but not where the dialect requires it",
         ),
-        Rule::DuplicateCallId => ("all", "one call id used by two calls, or answered twice"),
+        Rule::DuplicateCallId => (
+            "all",
+            "one call id used by two calls, or answered twice; in Responses, one item id (msg_, rs_, fc_) on two items",
+        ),
         Rule::InvalidCallId => (
             "profiles",
             "a call id too long, of the wrong form for the provider, or missing",

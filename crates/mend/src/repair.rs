@@ -152,6 +152,14 @@ pub fn repair(body: &Value, opts: &RepairOptions) -> Result<Repaired, Error> {
     })
 }
 
+/// The provider item id of a Responses message or reasoning item.
+fn item_id_of<'a>(k: &NodeKind<'a>) -> Option<&'a str> {
+    match *k {
+        NodeKind::Message { item_id } | NodeKind::Reasoning { item_id, .. } => item_id,
+        _ => None,
+    }
+}
+
 /// Where an element lives inside a history item: (item, key, index).
 type Sub = (usize, &'static str, usize);
 
@@ -619,6 +627,64 @@ fn plan(a: &Analysis, body: &Value, opts: &RepairOptions) -> Plan {
                         v.path.clone(),
                         "drop",
                         format!("dropped a replayed copy of call `{id}`"),
+                    );
+                }
+            }
+            (Rule::DuplicateCallId, Some(n))
+                if matches!(
+                    chain.nodes[n].kind,
+                    NodeKind::Message { .. } | NodeKind::Reasoning { .. }
+                ) =>
+            {
+                // Responses: a second item with an id already used. A replayed copy goes;
+                // a different message keeps its content without the id; a different
+                // reasoning item cannot exist without its id and goes.
+                let Some(id) = item_id_of(&chain.nodes[n].kind) else {
+                    continue;
+                };
+                let Some(i) = chain.turns[chain.nodes[n].turn]
+                    .ptr
+                    .item
+                    .map(|i| i as usize)
+                else {
+                    continue;
+                };
+                if !touched.insert(n) {
+                    continue;
+                }
+                let first = chain.nodes[..n]
+                    .iter()
+                    .position(|m| item_id_of(&m.kind) == Some(id));
+                let first_item = first.and_then(|f| chain.turns[chain.nodes[f].turn].ptr.item);
+                let same = first_item.is_some_and(|f| {
+                    items.and_then(|it| it.get(f as usize)) == items.and_then(|it| it.get(i))
+                });
+                let reasoning = matches!(chain.nodes[n].kind, NodeKind::Reasoning { .. });
+                if same || reasoning {
+                    drop_node(&mut p, a, n);
+                    let what = if same {
+                        "a replayed copy of"
+                    } else {
+                        "a second reasoning item with"
+                    };
+                    p.note(
+                        v.rule,
+                        v.path.clone(),
+                        "drop",
+                        format!("dropped {what} item `{id}`"),
+                    );
+                } else {
+                    p.fields.push(FieldEdit {
+                        item: i,
+                        sub: None,
+                        name: "id".into(),
+                        value: None,
+                    });
+                    p.note(
+                        v.rule,
+                        v.path.clone(),
+                        "set",
+                        format!("removed the item id `{id}` from the second item that carried it"),
                     );
                 }
             }

@@ -112,6 +112,7 @@ pub fn run(ctx: &Ctx, out: &mut Vec<Violation>) -> Vec<(usize, usize)> {
         Dialect::OpenAiResponses => {
             reasoning_is_followed_by_its_item(ctx, out);
             outputs_keep_their_reasoning(ctx, out);
+            item_ids_are_unique(ctx, out);
         }
         Dialect::Anthropic => {
             if let Some(ptr) = ctx.chain.facts.final_trailing_whitespace {
@@ -135,6 +136,49 @@ pub fn run(ctx: &Ctx, out: &mut Vec<Violation>) -> Vec<(usize, usize)> {
         Dialect::OpenAiChat => thinking_turns_carry_reasoning_content(ctx, out),
     }
     pairs
+}
+
+/// Responses: no two input items carry the same provider item id (`msg_`, `rs_`, `fc_`).
+/// OpenAI refuses the second ("Duplicate item found with id msg_…",
+/// openai_responses-07). A function call whose call id is already reported as a
+/// duplicate is not reported again.
+fn item_ids_are_unique(ctx: &Ctx, out: &mut Vec<Violation>) {
+    let chain = ctx.chain;
+    let mut seen: HashMap<&str, usize> = HashMap::new();
+    for (n, node) in chain.nodes.iter().enumerate() {
+        let id = match node.kind {
+            NodeKind::Message { item_id }
+            | NodeKind::Reasoning { item_id, .. }
+            | NodeKind::Call { item_id, .. } => item_id,
+            _ => None,
+        };
+        let Some(id) = id.filter(|s| !s.is_empty()) else {
+            continue;
+        };
+        let Some(&first) = seen.get(id) else {
+            seen.insert(id, n);
+            continue;
+        };
+        let path = ctx.path(n);
+        if out
+            .iter()
+            .any(|v| v.rule == Rule::DuplicateCallId && v.path == path)
+        {
+            continue;
+        }
+        out.push(
+            Violation::error(
+                Rule::DuplicateCallId,
+                path.clone(),
+                format!(
+                    "item id `{id}` is carried by two items: {} and {path}; the provider refuses the second",
+                    ctx.path(first)
+                ),
+            )
+            .provider(Some(format!("Duplicate item found with id {id}")))
+            .at_turn(node.turn),
+        );
+    }
 }
 
 #[derive(Clone, Copy)]

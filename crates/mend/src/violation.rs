@@ -13,7 +13,8 @@ pub enum Rule {
     ToolCallWithoutResult,
     /// The result exists but not where the dialect requires.
     ToolResultNotAdjacent,
-    /// One call id used by two calls, or answered twice.
+    /// One call id used by two calls, or answered twice; in Responses, one provider item
+    /// id on two input items.
     DuplicateCallId,
     /// A call id too long, of the wrong form, or missing.
     InvalidCallId,
