@@ -16,9 +16,10 @@ use std::io;
 use clap::Args;
 use mend::next::{next_request, read_reply, NextError, NextOptions, ToolOutput};
 use mend::CheckOptions;
-use serde_json::{json, Value};
+use serde_json::json;
 
 use crate::check::{shown_path, violations_json};
+use crate::fix::render_like;
 use crate::input::{self, BadInput, Source};
 use crate::printer::Printer;
 use crate::{Status, Target};
@@ -74,17 +75,6 @@ fn read(arg: &str, printer: &mut Printer) -> Result<(String, Vec<u8>), Status> {
             Err(Status::BadInput)
         }
     }
-}
-
-/// Serialize a body the way the request was written: indented when it was.
-fn render_like(input: &[u8], body: &Value) -> String {
-    let indented = input.windows(2).any(|w| w == b"\n " || w == b"\n\t");
-    let text = if indented {
-        serde_json::to_string_pretty(body)
-    } else {
-        serde_json::to_string(body)
-    };
-    text.unwrap_or_default() + "\n"
 }
 
 /// `mend next`.

@@ -470,23 +470,16 @@ fn drop_unresolvable_reasoning(output: &mut Vec<Message>, notes: &mut Vec<String
     }
 }
 
-/// The Responses item kinds a client answers, and the kind of the answer.
-const RESPONSES_CLIENT_CALLS: [(&str, &str); 6] = [
-    ("function_call", "function_call_output"),
-    ("custom_tool_call", "custom_tool_call_output"),
-    ("computer_call", "computer_call_output"),
-    ("local_shell_call", "local_shell_call_output"),
-    ("shell_call", "shell_call_output"),
-    ("apply_patch_call", "apply_patch_call_output"),
-];
-
 /// The client tool calls in the output, in order.
 fn calls_of(dialect: Dialect, output: &[Message]) -> Vec<ResponseCall> {
     let mut calls = Vec::new();
     for m in output {
         if let (Dialect::OpenAiResponses, Some(v)) = (dialect, m.verbatim_value()) {
             let ty = v.get("type").and_then(Value::as_str).unwrap_or_default();
-            if RESPONSES_CLIENT_CALLS.iter().any(|(c, _)| *c == ty) {
+            if crate::dialect::openai_responses::CLIENT_CALLS
+                .iter()
+                .any(|(c, _)| *c == ty)
+            {
                 let s = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
                 calls.push(ResponseCall {
                     call_id: s("call_id"),
@@ -641,7 +634,7 @@ fn result_messages(
                     out.push(Message::new(Role::Tool, vec![part(c, r)]));
                     continue;
                 }
-                let kind = RESPONSES_CLIENT_CALLS
+                let kind = crate::dialect::openai_responses::CLIENT_CALLS
                     .iter()
                     .find(|(k, _)| *k == c.kind)
                     .map_or("function_call_output", |(_, o)| o);

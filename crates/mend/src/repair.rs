@@ -192,6 +192,16 @@ struct Plan {
 }
 
 impl Plan {
+    /// Remove a Responses item's provider id (`msg_`, `fc_`): the item is then plain input.
+    fn remove_item_id(&mut self, item: usize) {
+        self.fields.push(FieldEdit {
+            item,
+            sub: None,
+            name: "id".into(),
+            value: None,
+        });
+    }
+
     fn is_empty(&self) -> bool {
         self.edits.is_empty()
     }
@@ -674,12 +684,7 @@ fn plan(a: &Analysis, body: &Value, opts: &RepairOptions) -> Plan {
                         format!("dropped {what} item `{id}`"),
                     );
                 } else {
-                    p.fields.push(FieldEdit {
-                        item: i,
-                        sub: None,
-                        name: "id".into(),
-                        value: None,
-                    });
+                    p.remove_item_id(i);
                     p.note(
                         v.rule,
                         v.path.clone(),
@@ -833,12 +838,7 @@ fn plan(a: &Analysis, body: &Value, opts: &RepairOptions) -> Plan {
                                 .is_some_and(|id| !id.starts_with("msg_"))
                     });
                     if minted {
-                        p.fields.push(FieldEdit {
-                            item: i,
-                            sub: None,
-                            name: "id".into(),
-                            value: None,
-                        });
+                        p.remove_item_id(i);
                         p.note(
                             v.rule,
                             v.path.clone(),
@@ -896,12 +896,7 @@ fn plan(a: &Analysis, body: &Value, opts: &RepairOptions) -> Plan {
                     }
                 }
                 if let Some(i) = items_of(t) {
-                    p.fields.push(FieldEdit {
-                        item: i,
-                        sub: None,
-                        name: "id".into(),
-                        value: None,
-                    });
+                    p.remove_item_id(i);
                     p.note(v.rule, v.path.clone(), "set", "removed the item id, so the item is sent as plain input that needs no reasoning item".into());
                 }
             }

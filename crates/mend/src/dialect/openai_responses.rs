@@ -15,7 +15,7 @@ use crate::violation::Violation;
 const ROOT: &str = "input";
 
 /// Client call item types and the output item type that answers each.
-const CLIENT_CALLS: [(&str, &str); 6] = [
+pub(crate) const CLIENT_CALLS: [(&str, &str); 6] = [
     ("function_call", "function_call_output"),
     ("custom_tool_call", "custom_tool_call_output"),
     ("computer_call", "computer_call_output"),
