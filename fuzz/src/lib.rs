@@ -392,20 +392,36 @@ pub fn next_value(dialect: Dialect, opts: u8, request: &Value, reply: &capture::
                 .iter()
                 .all(|c| c.call_id.as_deref().is_some_and(|id| !id.is_empty())));
     let valid_before = mend::check_value(request, &forced(dialect)).is_ok_and(|r| r.valid());
-    if sendable && valid_before && next.unanswered.is_empty() {
-        // Only what next appended is held to it: a rule may read the old history
-        // differently once reasoning follows it, and that is the checker's business.
-        let key = dialect.history_key();
-        let old = request
-            .get(key)
-            .and_then(Value::as_array)
-            .map_or(0, Vec::len);
-        let appended = |path: &str| {
-            path.strip_prefix(&format!("/{key}/"))
-                .and_then(|rest| rest.split('/').next())
-                .and_then(|i| i.parse::<usize>().ok())
-                .is_some_and(|i| i >= old)
-        };
+    // Only what next appended is held to it: a rule may read the old history differently
+    // once reasoning follows it, and that is the checker's business.
+    let key = dialect.history_key();
+    let old = request
+        .get(key)
+        .and_then(Value::as_array)
+        .map_or(0, Vec::len);
+    let appended = |path: &str| {
+        path.strip_prefix(&format!("/{key}/"))
+            .and_then(|rest| rest.split('/').next())
+            .and_then(|i| i.parse::<usize>().ok())
+            .is_some_and(|i| i >= old)
+    };
+    // The response itself well formed: its output, appended with no results, breaks
+    // nothing but the missing results. A mutated response (a tool_use that lost its id, a
+    // thinking block that lost its text) is reported by next's check, as it should be.
+    let bare = NextOptions {
+        choice: 0,
+        user: None,
+    };
+    let well_formed = next_request(request, dialect, reply, &[], &bare)
+        .ok()
+        .and_then(|n| mend::check_value(&n.body, &forced(dialect)).ok())
+        .is_some_and(|r| {
+            errors(&r.violations)
+                .iter()
+                .filter(|(_, p)| appended(p))
+                .all(|(rule, _)| rule == "tool-call-without-result")
+        });
+    if sendable && valid_before && well_formed && next.unanswered.is_empty() {
         match mend::check_value(&next.body, &forced(dialect)) {
             Ok(r) => {
                 let new: Vec<_> = errors(&r.violations)

@@ -189,7 +189,8 @@ pub(crate) fn read_part(v: &Value) -> Part {
         let Some(name) = c.get("name").and_then(Value::as_str) else {
             return opaque();
         };
-        if !extra.is_empty() {
+        // A call marked as a thought has no place in the model: kept as it is.
+        if !extra.is_empty() || thought {
             return opaque();
         }
         let mut tc = ToolCall {
@@ -214,7 +215,7 @@ pub(crate) fn read_part(v: &Value) -> Part {
         let Some(r) = resp.as_object() else {
             return opaque();
         };
-        if !extra.is_empty() || signature.is_some() {
+        if !extra.is_empty() || signature.is_some() || thought {
             return opaque();
         }
         let mut tr = ToolResult {
