@@ -8,6 +8,9 @@
 #   fuzz/run.sh 10                   # a short run, as in CI
 #   fuzz/run.sh 600                  # a long one, before closing a change to a parser
 #   FUZZ_TARGETS="repair trim" fuzz/run.sh 60
+#   FUZZ_RUNS=20000 fuzz/run.sh      # as in CI: a fixed number of inputs per target from a
+#                                    # fixed seed (FUZZ_SEED, default 1), so a run is the same
+#                                    # run on every machine and a CI verdict can be replayed
 #
 # Needs cargo-fuzz (`cargo install cargo-fuzz --locked`). On a stable toolchain the
 # nightly-only flags cargo fuzz passes are allowed with RUSTC_BOOTSTRAP=1, set here.
@@ -28,12 +31,19 @@ python3 seed.py
 cargo fuzz build "${flags[@]}"
 
 targets="${FUZZ_TARGETS:-$(cargo fuzz list)}"
+if [[ -n "${FUZZ_RUNS:-}" ]]; then
+  budget=(-runs="$FUZZ_RUNS" -seed="${FUZZ_SEED:-1}")
+  what="$FUZZ_RUNS inputs (seed ${FUZZ_SEED:-1})"
+else
+  budget=(-max_total_time="$seconds")
+  what="${seconds}s"
+fi
 failed=()
 for t in $targets; do
-  echo "== $t: ${seconds}s"
+  echo "== $t: $what"
   mkdir -p "artifacts/$t"
   if ! cargo fuzz run "${flags[@]}" "$t" "corpus/$t" -- \
-      -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=262144 \
+      "${budget[@]}" -timeout=10 -rss_limit_mb=2048 -max_len=262144 \
       -print_final_stats=1 -close_fd_mask=1 2>"artifacts/$t.log"; then
     failed+=("$t")
     tail -n 40 "artifacts/$t.log" >&2
@@ -47,4 +57,4 @@ if ((${#failed[@]})); then
   echo "run.sh: FAILED: ${failed[*]} (inputs in fuzz/artifacts/<target>/, logs in fuzz/artifacts/<target>.log)" >&2
   exit 1
 fi
-echo "run.sh: every target ran ${seconds}s without a crash, timeout or out-of-memory"
+echo "run.sh: every target ran $what without a crash, timeout or out-of-memory"
