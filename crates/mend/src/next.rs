@@ -347,6 +347,29 @@ pub fn history_items(dialect: Dialect, messages: Vec<Message>) -> Result<Vec<Val
     }
 }
 
+/// Anthropic refuses a text block that is empty or only white space anywhere but in a
+/// final assistant message ("messages: text content blocks must be non-empty", "text
+/// content blocks must contain non-whitespace text"), and a response can hold one: an
+/// empty block opened before a `tool_use`, or the "\n\n" a model writes before its
+/// thinking. It carries nothing, so it is left out once the history goes on; a message
+/// that holds nothing else keeps it (there is nothing to send instead).
+fn drop_blank_text(output: &mut [Message], notes: &mut Vec<String>) {
+    let blank = |p: &Part| matches!(p, Part::Text(t) if t.text.trim().is_empty() && t.extra.values().all(Value::is_null));
+    for m in output.iter_mut() {
+        if m.parts.iter().all(blank) {
+            continue;
+        }
+        let before = m.parts.len();
+        m.parts.retain(|p| !blank(p));
+        let n = before - m.parts.len();
+        if n > 0 {
+            notes.push(format!(
+                "left out {n} blank text block(s) of the response: Anthropic refuses them once the history goes on (\"text content blocks must be non-empty\")"
+            ));
+        }
+    }
+}
+
 /// The next request after `request` got `reply`: the reply's output appended to the
 /// history exactly as the provider needs it back, then `results` where the dialect
 /// wants them, then `opts.user` as a user turn. See the module docs for each dialect.
@@ -388,6 +411,9 @@ pub fn next_request(
         && obj.get("store") == Some(&Value::Bool(false))
     {
         drop_unresolvable_reasoning(&mut output, &mut notes);
+    }
+    if dialect == Dialect::Anthropic {
+        drop_blank_text(&mut output, &mut notes);
     }
     let calls = calls_of(dialect, &output);
     let answers = match_results(&calls, results)?;
