@@ -406,21 +406,28 @@ pub fn next_value(dialect: Dialect, opts: u8, request: &Value, reply: &capture::
             .is_some_and(|i| i >= old)
     };
     // The response itself well formed: its output, appended with no results, breaks
-    // nothing but the missing results. A mutated response (a tool_use that lost its id, a
-    // thinking block that lost its text) is reported by next's check, as it should be.
+    // nothing but the missing results, and every call the checker sees there is one next
+    // can answer. A mutated response (a tool_use that lost its id, its name, a thinking
+    // block that lost its text) is reported by next's check, as it should be.
     let bare = NextOptions {
         choice: 0,
         user: None,
     };
     let well_formed = next_request(request, dialect, reply, &[], &bare)
         .ok()
-        .and_then(|n| mend::check_value(&n.body, &forced(dialect)).ok())
-        .is_some_and(|r| {
-            errors(&r.violations)
-                .iter()
+        .and_then(|n| {
+            let r = mend::check_value(&n.body, &forced(dialect)).ok()?;
+            let new: Vec<(String, String)> = errors(&r.violations)
+                .into_iter()
                 .filter(|(_, p)| appended(p))
-                .all(|(rule, _)| rule == "tool-call-without-result")
-        });
+                .collect();
+            Some(
+                new.iter()
+                    .all(|(rule, _)| rule == "tool-call-without-result")
+                    && new.len() == n.calls.len(),
+            )
+        })
+        .unwrap_or(false);
     if sendable && valid_before && well_formed && next.unanswered.is_empty() {
         match mend::check_value(&next.body, &forced(dialect)) {
             Ok(r) => {
