@@ -428,7 +428,15 @@ pub fn next_value(dialect: Dialect, opts: u8, request: &Value, reply: &capture::
             )
         })
         .unwrap_or(false);
-    if sendable && valid_before && well_formed && next.unanswered.is_empty() {
+    // And every part of the output modeled: next vouches for what it understands. A part
+    // kept opaque (a block of a type no provider sends, a tool_use without its name) is
+    // sent back as it came, and the check says what it breaks.
+    let modeled = continued_output(dialect, reply, 0).is_ok_and(|ms| {
+        ms.iter()
+            .flat_map(|m| &m.parts)
+            .all(|p| !matches!(p, mend::canonical::Part::Opaque(_)))
+    });
+    if sendable && valid_before && well_formed && modeled && next.unanswered.is_empty() {
         match mend::check_value(&next.body, &forced(dialect)) {
             Ok(r) => {
                 let new: Vec<_> = errors(&r.violations)
