@@ -278,6 +278,13 @@ pub enum NextError {
     /// The request continues stored state, but the response has no id to continue from.
     #[error("the request continues stored state with `previous_response_id`, but the response has no `id` to continue from")]
     NoResponseId,
+    /// An Anthropic stream that held several messages, one after another: several
+    /// responses, where the next request continues one.
+    #[error("the anthropic response holds {count} messages, one after another; a response is one message (give the one to continue from)")]
+    SeveralMessages {
+        /// How many.
+        count: usize,
+    },
     /// The output or the results could not be written in the dialect.
     #[error("cannot write the next request as {dialect}: {error}")]
     Write {
@@ -322,6 +329,11 @@ pub fn continued_output(
         Dialect::OpenAiResponses | Dialect::Anthropic => {
             if choice != 0 {
                 return Err(NextError::ChoiceNotApplicable { dialect, choice });
+            }
+            if dialect == Dialect::Anthropic && reply.messages.len() > 1 {
+                return Err(NextError::SeveralMessages {
+                    count: reply.messages.len(),
+                });
             }
             reply.messages.clone()
         }
