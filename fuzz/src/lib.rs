@@ -436,7 +436,24 @@ pub fn next_value(dialect: Dialect, opts: u8, request: &Value, reply: &capture::
             .flat_map(|m| &m.parts)
             .all(|p| !matches!(p, mend::canonical::Part::Opaque(_)))
     });
-    if sendable && valid_before && well_formed && modeled && next.unanswered.is_empty() {
+    // With thinking on, an Anthropic message that calls tools opens with its (signed)
+    // thinking; a response without it cannot open the next loop, and next cannot make one.
+    let thinking_on = request
+        .pointer("/thinking/type")
+        .and_then(Value::as_str)
+        .is_some_and(|t| t != "disabled");
+    let opens_with_thinking = continued_output(dialect, reply, 0).is_ok_and(|ms| {
+        ms.iter()
+            .all(|m| matches!(m.parts.first(), Some(mend::canonical::Part::Reasoning(_))))
+    });
+    let as_provider_sends = dialect != Dialect::Anthropic || !thinking_on || opens_with_thinking;
+    if sendable
+        && valid_before
+        && well_formed
+        && modeled
+        && as_provider_sends
+        && next.unanswered.is_empty()
+    {
         match mend::check_value(&next.body, &forced(dialect)) {
             Ok(r) => {
                 let new: Vec<_> = errors(&r.violations)
