@@ -130,7 +130,8 @@ impl Ptr {
     }
 }
 
-fn escape(seg: &str) -> std::borrow::Cow<'_, str> {
+/// One JSON pointer token, escaped (RFC 6901: `~` as `~0`, `/` as `~1`).
+pub(crate) fn escape(seg: &str) -> std::borrow::Cow<'_, str> {
     if seg.contains(['~', '/']) {
         std::borrow::Cow::Owned(seg.replace('~', "~0").replace('/', "~1"))
     } else {

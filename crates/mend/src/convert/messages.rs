@@ -10,6 +10,7 @@ use super::{Note, NoteKind};
 use crate::canonical::{
     Conversation, Extra, Media, Message, Part, Reasoning, Role, ToolCall, ToolContent, ToolResult,
 };
+use crate::chain::escape;
 use crate::{CheckOptions, Dialect, Profile};
 
 /// The target's messages, each with the index of the source message it came from (a
@@ -27,7 +28,7 @@ struct Carrier<'a> {
     from: Dialect,
     to: Dialect,
     profile: &'static Profile,
-    paths: SourcePaths<'a>,
+    paths: &'a SourcePaths<'a>,
     notes: &'a mut Vec<Note>,
 }
 
@@ -341,13 +342,14 @@ pub(crate) fn carry(
     profile: &'static Profile,
     notes: &mut Vec<Note>,
 ) -> Shaped {
+    let paths = SourcePaths::new(from, conv);
     let mut src = conv.clone();
-    give_ids(source, &SourcePaths::new(from, conv), from, &mut src);
+    give_ids(source, &paths, from, &mut src);
     let mut carrier = Carrier {
         from,
         to,
         profile,
-        paths: SourcePaths::new(from, conv),
+        paths: &paths,
         notes,
     };
     let mut carried = Vec::new();
@@ -356,7 +358,6 @@ pub(crate) fn carry(
             carried.push((out, i));
         }
     }
-    let paths = SourcePaths::new(from, conv);
     let shaped = reshape(carried, to, profile, &paths, notes);
     let (messages, origins) = shaped.into_iter().unzip();
     Shaped { messages, origins }
@@ -502,15 +503,15 @@ fn reshape(
         }
         let instructions = matches!(m.role, Role::System | Role::Developer);
         if instructions && seen_history && matches!(to, Dialect::Anthropic | Dialect::Gemini) {
-            notes.push(Note {
-                kind: NoteKind::Moved,
-                what: "system",
-                path: paths.message(origin),
-                detail: format!(
+            notes.push(Note::new(
+                NoteKind::Moved,
+                "system",
+                paths.message(origin),
+                format!(
                     "{} keeps instructions only before the history: this {} message joins them there",
                     to, m.role
                 ),
-            });
+            ));
         }
         seen_history |= !instructions;
         match to {
@@ -636,15 +637,15 @@ fn name_results(out: &mut [(Message, usize)], notes: &mut Vec<Note>, paths: &Sou
                     if r.name.is_none() {
                         let known = r.call_id.as_ref().and_then(|id| names.get(id)).cloned();
                         if known.is_none() {
-                            notes.push(Note {
-                                kind: NoteKind::Added,
-                                what: "tool-name",
-                                path: paths.message(*origin),
-                                detail: format!(
+                            notes.push(Note::new(
+                                NoteKind::Added,
+                                "tool-name",
+                                paths.message(*origin),
+                                format!(
                                     "the result of `{}` answers no call with a name; Gemini answers by name, so it is named `unknown`",
                                     r.call_id.as_deref().unwrap_or("?")
                                 ),
-                            });
+                            ));
                         }
                         r.name = Some(known.unwrap_or_else(|| "unknown".to_string()));
                     }
@@ -696,9 +697,4 @@ fn opaque_kind(v: &Value) -> String {
         Some(k) => k.clone(),
         None => crate::dialect::kind_of(v).to_string(),
     }
-}
-
-/// RFC 6901 escaping of one pointer token.
-fn escape(k: &str) -> String {
-    k.replace('~', "~0").replace('/', "~1")
 }

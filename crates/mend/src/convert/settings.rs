@@ -22,6 +22,7 @@ use serde_json::{json, Map, Value};
 
 use super::{ConvertOptions, Note, NoteKind};
 use crate::canonical::{Conversation, Extra};
+use crate::chain::escape;
 use crate::{Dialect, Profile};
 
 /// The token limit written when the target requires one and neither the source nor the
@@ -464,27 +465,24 @@ impl Writer<'_> {
                 "the setting `{source_key}` of {} has no equivalent in {}",
                 self.from, self.to
             );
-            self.notes.push(Note {
-                kind: NoteKind::Lost,
-                what: "setting",
-                path: format!("/{}", source_key_path(self.from, source_key)),
-                detail,
-            });
+            let path = format!("/{}", source_key_path(self.from, source_key));
+            self.notes
+                .push(Note::new(NoteKind::Lost, "setting", path, detail));
         }
     }
 
     /// Strict schema adherence is OpenAI's: elsewhere it is said to be lost.
     fn strict_lost(&mut self, name: &str, strict: Option<&Value>) {
         if strict == Some(&Value::Bool(true)) {
-            self.notes.push(Note {
-                kind: NoteKind::Lost,
-                what: "setting",
-                path: "/tools".into(),
-                detail: format!(
+            self.notes.push(Note::new(
+                NoteKind::Lost,
+                "setting",
+                "/tools".into(),
+                format!(
                     "`strict: true` on the tool `{name}`: {} does not enforce the schema strictly",
                     self.to
                 ),
-            });
+            ));
         }
     }
 
@@ -555,15 +553,15 @@ impl Writer<'_> {
             (Some(n), _) => Value::from(n),
             (None, Some(v)) => v,
             (None, None) => {
-                self.notes.push(Note {
-                    kind: NoteKind::Added,
-                    what: "max-tokens",
-                    path: "/max_tokens".into(),
-                    detail: format!(
+                self.notes.push(Note::new(
+                    NoteKind::Added,
+                    "max-tokens",
+                    "/max_tokens".into(),
+                    format!(
                         "Anthropic requires `max_tokens` and {} did not give one: {DEFAULT_MAX_TOKENS} (set it with --max-tokens)",
                         self.from
                     ),
-                });
+                ));
                 Value::from(DEFAULT_MAX_TOKENS)
             }
         };
@@ -613,22 +611,22 @@ impl Writer<'_> {
 
     fn gemini(&mut self, s: Settings) {
         if let Some(m) = s.model.as_ref().and_then(Value::as_str) {
-            self.notes.push(Note {
-                kind: NoteKind::Moved,
-                what: "model",
-                path: "/model".into(),
-                detail: format!(
+            self.notes.push(Note::new(
+                NoteKind::Moved,
+                "model",
+                "/model".into(),
+                format!(
                     "Gemini takes the model in the URL: POST /v1beta/models/{m}:generateContent"
                 ),
-            });
+            ));
         }
         if s.stream == Some(Value::Bool(true)) {
-            self.notes.push(Note {
-                kind: NoteKind::Moved,
-                what: "setting",
-                path: "/stream".into(),
-                detail: "Gemini streams from another URL: :streamGenerateContent?alt=sse".into(),
-            });
+            self.notes.push(Note::new(
+                NoteKind::Moved,
+                "setting",
+                "/stream".into(),
+                "Gemini streams from another URL: :streamGenerateContent?alt=sse".into(),
+            ));
         }
         let mut gc = Map::new();
         put_opt(&mut gc, "maxOutputTokens", s.max_tokens);
@@ -716,8 +714,4 @@ fn source_key_path(from: Dialect, key: &str) -> String {
         }
         _ => key.to_string(),
     }
-}
-
-fn escape(k: &str) -> String {
-    k.replace('~', "~0").replace('/', "~1")
 }
