@@ -20,16 +20,11 @@ pub(crate) fn read_one(
     opts: &CheckOptions,
     printer: &mut Printer,
 ) -> Result<(String, Vec<u8>, Value), Status> {
-    let source = if arg == "-" {
-        Source::Stdin
-    } else {
-        let path = std::path::PathBuf::from(arg);
-        if path.is_dir() {
-            printer.bad_input(arg, &"a folder; this command rewrites one body");
-            return Err(Status::BadInput);
-        }
-        Source::File(path)
-    };
+    let source =
+        Source::one_file(arg, "a folder; this command rewrites one body").map_err(|b| {
+            printer.bad_input(arg, &b);
+            Status::BadInput
+        })?;
     let label = source.label();
     let bad = |printer: &mut Printer, bad: BadInput| {
         printer.bad_input(&label, &bad);

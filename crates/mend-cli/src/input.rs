@@ -57,6 +57,19 @@ impl Source {
         }
     }
 
+    /// The one file (or `-`, stdin) a command reads; a folder is refused with `folder`,
+    /// which says what the command reads instead.
+    pub fn one_file(arg: &str, folder: &str) -> Result<Source, BadInput> {
+        if arg == "-" {
+            return Ok(Source::Stdin);
+        }
+        let path = PathBuf::from(arg);
+        if path.is_dir() {
+            return Err(BadInput::new(folder));
+        }
+        Ok(Source::File(path))
+    }
+
     /// All its bytes.
     pub fn read(&self) -> Result<Vec<u8>, BadInput> {
         let mut bytes = Vec::new();

@@ -25,15 +25,10 @@ pub fn run(
     opts: &CheckOptions,
     printer: &mut Printer,
 ) -> io::Result<Status> {
-    let source = if arg == "-" {
-        Source::Stdin
-    } else {
-        let path = std::path::PathBuf::from(arg);
-        if path.is_dir() {
-            printer.bad_input(arg, &"a folder; inspect reads one body (try `mend check`)");
-            return Ok(Status::BadInput);
-        }
-        Source::File(path)
+    let source = match Source::one_file(arg, "a folder; inspect reads one body (try `mend check`)")
+    {
+        Ok(s) => s,
+        Err(bad) => return Ok(bad_input(arg, &bad, printer)),
     };
     let label = source.label();
     let bytes = match source.read() {

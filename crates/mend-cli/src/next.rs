@@ -20,7 +20,7 @@ use serde_json::json;
 
 use crate::check::{shown_path, violations_json};
 use crate::fix::render_like;
-use crate::input::{self, BadInput, Source};
+use crate::input::{self, Source};
 use crate::printer::Printer;
 use crate::{Status, Target};
 
@@ -49,24 +49,13 @@ pub struct NextArgs {
     json: bool,
 }
 
-/// A file argument as a source, or why it cannot be one.
-fn source_of(arg: &str) -> Result<Source, BadInput> {
-    if arg == "-" {
-        return Ok(Source::Stdin);
-    }
-    let path = std::path::PathBuf::from(arg);
-    if path.is_dir() {
-        return Err(BadInput::new("a folder; `mend next` reads one file here"));
-    }
-    Ok(Source::File(path))
-}
-
 /// Read one named input; on failure, say so and give the status.
 fn read(arg: &str, printer: &mut Printer) -> Result<(String, Vec<u8>), Status> {
-    let source = source_of(arg).map_err(|b| {
-        printer.bad_input(arg, &b);
-        Status::BadInput
-    })?;
+    let source =
+        Source::one_file(arg, "a folder; `mend next` reads one file here").map_err(|b| {
+            printer.bad_input(arg, &b);
+            Status::BadInput
+        })?;
     let label = source.label();
     match source.read() {
         Ok(bytes) => Ok((label, bytes)),
