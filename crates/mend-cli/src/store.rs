@@ -386,7 +386,12 @@ fn parse_age(s: &str) -> Result<std::time::Duration, String> {
         "m" => 60,
         "h" => 3600,
         "d" => 86_400,
-        _ => return Err(format!("'{s}' has no unit (s, m, h or d: 24h, 7d)")),
+        "" => return Err(format!("'{s}' has no unit (s, m, h or d: 24h, 7d)")),
+        _ => {
+            return Err(format!(
+                "'{s}': '{unit}' is not a unit (s, m, h or d: 24h, 7d)"
+            ))
+        }
     };
     Ok(std::time::Duration::from_secs(n.saturating_mul(secs)))
 }

@@ -19,8 +19,11 @@ use std::time::Duration;
 use mend::{Dialect, Profile};
 use serde::Deserialize;
 
-/// What the gateway does with a history.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+/// What the gateway does with a history. Ordered by how much mend does to a request
+/// (off < observe < repair < strict): a request's `x-mend-mode` may raise its
+/// upstream's mode, and lower it only when [`Config::mode_header_lowers`] allows. The
+/// order is the variants' declaration order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub enum Mode {
     /// Forward without looking.
     Off,
@@ -45,20 +48,6 @@ impl Mode {
             Mode::Observe => "observe",
             Mode::Repair => "repair",
             Mode::Strict => "strict",
-        }
-    }
-}
-
-impl Mode {
-    /// How much mend does to a request: off < observe < repair < strict. A request's
-    /// `x-mend-mode` may raise its upstream's mode, and lower it only when
-    /// [`Config::mode_header_lowers`] allows.
-    pub fn strictness(self) -> u8 {
-        match self {
-            Mode::Off => 0,
-            Mode::Observe => 1,
-            Mode::Repair => 2,
-            Mode::Strict => 3,
         }
     }
 }

@@ -144,9 +144,12 @@ pub fn plan_append(
     };
     let turn = &history[anchor.clone()];
     // Where the anchor occurs in the conversation, and how many items before it match.
-    let best = (0..=stored.len().saturating_sub(turn.len()))
-        .filter(|&j| run_eq(&stored[j..j + turn.len()], turn))
-        .map(|j| {
+    // (`windows` yields nothing when the conversation is shorter than the turn.)
+    let best = stored
+        .windows(turn.len())
+        .enumerate()
+        .filter(|(_, w)| run_eq(w, turn))
+        .map(|(j, _)| {
             let context = (1..=j.min(anchor.start))
                 .take_while(|&back| same(&stored[j - back], &history[anchor.start - back]))
                 .count();
@@ -501,6 +504,15 @@ mod tests {
         assert_eq!(
             plan(&stored, &[u("q"), t("edited"), u("next")], &[t("fine")]),
             Plan::Append(vec![u("next"), t("fine")])
+        );
+        // A model turn longer than the whole conversation is simply not found there.
+        assert_eq!(
+            plan(
+                &[u("q")],
+                &[u("q"), t("a"), t("b"), u("next")],
+                &[t("fine")]
+            ),
+            Plan::Append(vec![t("a"), t("b"), u("next"), t("fine")])
         );
     }
 

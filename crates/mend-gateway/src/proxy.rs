@@ -66,10 +66,7 @@ pub(crate) async fn forward(inner: Arc<Inner>, route: Route, req: Request) -> Re
     } else {
         match header_str(&parts.headers, MODE_HEADER) {
             Some(m) if inner.config.mode_header => match m.parse::<Mode>() {
-                Ok(m)
-                    if m.strictness() < upstream.mode.strictness()
-                        && !inner.config.mode_header_lowers =>
-                {
+                Ok(m) if m < upstream.mode && !inner.config.mode_header_lowers => {
                     tracing::info!(
                         request_id = %id, dialect = dname, asked = m.name(),
                         applied = upstream.mode.name(),

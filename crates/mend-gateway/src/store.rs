@@ -18,7 +18,7 @@
 
 use std::sync::Arc;
 
-use mend::canonical::Conversation;
+use mend::canonical::{Conversation, Role};
 use mend::Dialect;
 use mend_store::{
     AppendOptions, ConversationInfo, Format, NewConversation, NewMessage, Span, Store,
@@ -86,7 +86,7 @@ pub async fn append_exchange<S: Store>(store: &S, ex: Exchange) -> Result<Kept, 
         let dialect = ex.dialect;
         let is_model = |v: &Value| {
             if canonical_roles {
-                v.get("role").and_then(Value::as_str) == Some("assistant")
+                v.get("role").and_then(Value::as_str) == Some(Role::Assistant.as_str())
             } else {
                 is_model_output(dialect, v)
             }

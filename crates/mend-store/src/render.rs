@@ -69,7 +69,7 @@ pub fn render_converted(
             (d, body)
         }
     };
-    let (mut body, notes) = if from == target {
+    let (body, notes) = if from == target {
         (source, Vec::new())
     } else {
         let opts = ConvertOptions {
@@ -80,19 +80,22 @@ pub fn render_converted(
         let out = convert(&source, from, target, &opts).map_err(|e| fail(e.to_string()))?;
         (out.body, out.notes)
     };
-    let Value::Object(fields) = &mut body else {
-        return Err(fail(format!(
-            "the writer made {}",
-            mend::dialect::kind_of(&body)
-        )));
+    let mut fields = match body {
+        Value::Object(fields) => fields,
+        other => {
+            return Err(fail(format!(
+                "the writer made {}",
+                mend::dialect::kind_of(&other)
+            )))
+        }
     };
-    for (k, v) in request {
+    // The request's fields go around the history, never in its place (as in
+    // `request_body`).
+    let key = target.history_key();
+    for (k, v) in request.iter().filter(|(k, _)| k.as_str() != key) {
         fields.insert(k.clone(), v.clone());
     }
-    Ok((
-        Value::Object(fill(target, std::mem::take(fields), model)),
-        notes,
-    ))
+    Ok((Value::Object(fill(target, fields, model)), notes))
 }
 
 /// A request body of `dialect` with `history` as its history (`messages`, `input` or
@@ -201,6 +204,21 @@ mod tests {
         assert!(body["system"].to_string().contains("Be brief."), "{body}");
         assert_eq!(body["messages"][0]["role"], "user");
         assert_eq!(body["model"], "claude-sonnet-4-5");
+        // A request's fields go around the converted history, never in its place.
+        let request = json!({"messages": [], "temperature": 0})
+            .as_object()
+            .unwrap()
+            .clone();
+        let body = render(
+            Format::Wire(Dialect::OpenAiChat),
+            vec![json!({"role": "user", "content": "hi"})],
+            Dialect::Anthropic,
+            &request,
+            None,
+        )
+        .unwrap();
+        assert_eq!(body["messages"][0]["role"], "user", "{body}");
+        assert_eq!(body["temperature"], 0);
         assert!(render(
             Format::Canonical(None),
             vec![json!({"role": "user", "parts": "not parts"})],
