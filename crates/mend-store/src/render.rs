@@ -7,6 +7,7 @@
 //! for the caller to show, never a silent drop.
 
 use mend::canonical::{Conversation, Message};
+use mend::convert::settings::DEFAULT_MAX_TOKENS;
 use mend::convert::{convert, ConvertOptions, Note};
 use mend::Dialect;
 use serde_json::{json, Map, Value};
@@ -138,7 +139,7 @@ fn fill(dialect: Dialect, body: Map<String, Value>, model: Option<&str>) -> Map<
         // The filled fields go just before the history, so it stays last.
         if k == key {
             if needs_max {
-                out.insert("max_tokens".into(), json!(4096));
+                out.insert("max_tokens".into(), json!(DEFAULT_MAX_TOKENS));
             }
             if needs_thinking {
                 out.insert(
