@@ -235,20 +235,6 @@ fn fingerprint(item: &Value) -> (Vec<&str>, String) {
     (ids, text)
 }
 
-/// The part of `history` that a conversation holding `stored` messages has not seen:
-/// all of it for an empty conversation, else what follows the last item the model
-/// produced (that item and everything before it came back from an earlier exchange,
-/// whose output was appended then).
-pub fn new_messages(dialect: Dialect, history: &[Value], stored: u64) -> &[Value] {
-    if stored == 0 {
-        return history;
-    }
-    match history.iter().rposition(|m| is_model_output(dialect, m)) {
-        Some(i) => &history[i + 1..],
-        None => history,
-    }
-}
-
 /// Whether a history item was produced by the model.
 pub fn is_model_output(dialect: Dialect, item: &Value) -> bool {
     let role = item.get("role").and_then(Value::as_str);
@@ -379,11 +365,18 @@ impl Conversations for Arc<MemoryConversations> {
             .map_err(|_| "the conversation map is poisoned".to_string())
             .map(|mut map| {
                 let conv = map.entry(exchange.conversation.clone()).or_default();
-                let new = new_messages(exchange.dialect, &exchange.history, conv.len() as u64);
-                let n = new.len() + exchange.output.len();
-                conv.extend(new.iter().cloned());
-                conv.extend(exchange.output.iter().cloned());
-                Kept::Appended(n)
+                let dialect = exchange.dialect;
+                let is_model = |v: &Value| is_model_output(dialect, v);
+                // The same decision the store-backed sink makes.
+                match plan_append(is_model, conv, &exchange.history, &exchange.output) {
+                    Plan::Append(items) => {
+                        let n = items.len();
+                        conv.extend(items);
+                        Kept::Appended(n)
+                    }
+                    Plan::AlreadyStored => Kept::AlreadyStored,
+                    Plan::Diverged => Kept::Diverged,
+                }
             });
         Box::pin(async move { result })
     }
@@ -401,8 +394,13 @@ mod tests {
             json!({"type": "function_call", "call_id": "c1"}),
             json!({"type": "function_call_output", "call_id": "c1"}),
         ];
-        assert_eq!(new_messages(Dialect::OpenAiResponses, &h, 0).len(), 4);
-        assert_eq!(new_messages(Dialect::OpenAiResponses, &h, 3), &h[3..]);
+        let is_model = |v: &Value| is_model_output(Dialect::OpenAiResponses, v);
+        let new = |stored: &[Value]| match plan_append(is_model, stored, &h, &[]) {
+            Plan::Append(items) => items,
+            other => panic!("expected an append, got {other:?}"),
+        };
+        assert_eq!(new(&[]).len(), 4);
+        assert_eq!(new(&h[..3]), &h[3..]);
     }
 
     /// Chat items: `u(text)`, a tool-calling assistant `a(id)` as captured, `a2(id)`
