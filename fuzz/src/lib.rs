@@ -193,8 +193,7 @@ pub fn roundtrip(data: &[u8]) {
 }
 
 /// [`roundtrip`] of a parsed body, with the options of the selector's high bits `opts`.
-pub fn roundtrip_value(dialect: Dialect, opts: u8, body: &Value) {
-    let _ = opts;
+pub fn roundtrip_value(dialect: Dialect, _opts: u8, body: &Value) {
     let Ok(conv) = Conversation::from_request(dialect, body) else {
         assert!(!body.is_object(), "from_request refused an object");
         return;
@@ -350,19 +349,16 @@ pub fn next(data: &[u8]) {
 pub fn next_value(dialect: Dialect, opts: u8, request: &Value, reply: &capture::Reply) {
     use mend::next::{continued_output, next_request, NextOptions, ToolOutput};
     let answer_all = opts & 1 == 0;
-    let calls: Vec<(Option<String>, Option<String>)> = continued_output(dialect, reply, 0)
-        .map(|ms| {
-            ms.iter()
-                .flat_map(|m| &m.parts)
-                .filter_map(|p| match p {
-                    mend::canonical::Part::ToolCall(c) => {
-                        Some((c.id.clone(), Some(c.name.clone())))
-                    }
-                    _ => None,
-                })
-                .collect()
+    let output = continued_output(dialect, reply, 0).ok();
+    let calls: Vec<(Option<String>, Option<String>)> = output
+        .iter()
+        .flatten()
+        .flat_map(|m| &m.parts)
+        .filter_map(|p| match p {
+            mend::canonical::Part::ToolCall(c) => Some((c.id.clone(), Some(c.name.clone()))),
+            _ => None,
         })
-        .unwrap_or_default();
+        .collect();
     let results: Vec<ToolOutput> = calls
         .into_iter()
         .skip(usize::from(!answer_all))
@@ -431,7 +427,7 @@ pub fn next_value(dialect: Dialect, opts: u8, request: &Value, reply: &capture::
     // And every part of the output modeled: next vouches for what it understands. A part
     // kept opaque (a block of a type no provider sends, a tool_use without its name) is
     // sent back as it came, and the check says what it breaks.
-    let modeled = continued_output(dialect, reply, 0).is_ok_and(|ms| {
+    let modeled = output.as_ref().is_some_and(|ms| {
         ms.iter()
             .flat_map(|m| &m.parts)
             .all(|p| !matches!(p, mend::canonical::Part::Opaque(_)))
@@ -442,7 +438,7 @@ pub fn next_value(dialect: Dialect, opts: u8, request: &Value, reply: &capture::
         .pointer("/thinking/type")
         .and_then(Value::as_str)
         .is_some_and(|t| t != "disabled");
-    let opens_with_thinking = continued_output(dialect, reply, 0).is_ok_and(|ms| {
+    let opens_with_thinking = output.as_ref().is_some_and(|ms| {
         ms.iter()
             .all(|m| matches!(m.parts.first(), Some(mend::canonical::Part::Reasoning(_))))
     });

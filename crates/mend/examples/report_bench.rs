@@ -161,9 +161,8 @@ fn main() -> Res<()> {
             let Some(body) = s["bodies"].get(name) else {
                 continue;
             };
-            let check_valid = mend::check_value(body, &check_opts(d, provider))
-                .map(|r| !r.violations.iter().any(|v| v.severity == Severity::Error))
-                .unwrap_or(false);
+            let check_valid =
+                mend::check_value(body, &check_opts(d, provider)).is_ok_and(|r| r.valid());
             let (res, ns) = timed(reps, || run_repair(body, d, provider));
             let line = match res {
                 Ok(b) => json!({"id": id, "task": format!("repair:{name}"), "ns": ns as u64,

@@ -125,19 +125,15 @@ pub fn repair(body: &Value, opts: &RepairOptions) -> Result<Repaired, Error> {
             break (analysis.dialect, analysis.profile.name, analysis.violations);
         }
         let next = plan.apply(now, analysis.dialect);
-        let stuck = &next == now;
-        let verdict = (analysis.dialect, analysis.profile.name);
-        drop(analysis);
-        if !stuck {
+        if &next == now {
             // A plan that changed nothing (its edits had nowhere to go, as a result for a
-            // message whose content is not a list) made no edits worth reporting.
-            edits.extend(plan.edits);
+            // message whose content is not a list) made no edits worth reporting, and this
+            // pass's verdict is the body's.
+            break (analysis.dialect, analysis.profile.name, analysis.violations);
         }
+        drop(analysis);
+        edits.extend(plan.edits);
         current = Some(next);
-        if stuck {
-            let again = analyze(current.as_ref().unwrap_or(body), &opts.check)?;
-            break (verdict.0, verdict.1, again.violations);
-        }
     };
     let (unrepairable, warnings) = violations
         .into_iter()

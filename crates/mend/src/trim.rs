@@ -349,8 +349,8 @@ pub fn trim_with_cache(
         // The cut broke a rule that ties kept turns to dropped ones (an Anthropic thinking
         // loop must open with its thinking): step back to earlier cuts at a user turn, a
         // few at most, and else keep everything. Trimming never makes a valid body invalid.
-        let earlier: Vec<usize> = (1..cut).rev().filter(|&c| starts_with_user(c)).collect();
-        for c in earlier.into_iter().take(4).chain([0]) {
+        let earlier = (1..cut).rev().filter(|&c| starts_with_user(c)).take(4);
+        for c in earlier.chain([0]) {
             let (o, d, t) = build(c, None);
             let v = errors_of(&o)?;
             if v.is_empty() {
