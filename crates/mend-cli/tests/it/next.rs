@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use crate::support::{arg, folder_with, run, run_with_stdin};
+use crate::support::{arg, folder_with, run, run_with_stdin, Run};
 
 const CASES: &str = "cases/next";
 
@@ -12,23 +12,27 @@ fn case(slug: &str, file: &str) -> String {
     format!("{CASES}/{slug}/{file}")
 }
 
+fn read_case(slug: &str, file: &str) -> Vec<u8> {
+    let p = crate::support::repo_root().join(case(slug, file));
+    std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
 fn expected(slug: &str) -> Value {
-    let p = crate::support::repo_root().join(case(slug, "expected.json"));
-    serde_json::from_slice(&std::fs::read(p).expect("expected.json")).expect("JSON")
+    serde_json::from_slice(&read_case(slug, "expected.json")).expect("JSON")
+}
+
+/// `mend next` on a case's request and JSON response, with `extra` arguments.
+fn run_case(slug: &str, extra: &[&str]) -> Run {
+    let (request, response) = (case(slug, "request.json"), case(slug, "response.json"));
+    let mut args = vec!["next", "--request", &request, "--response", &response];
+    args.extend_from_slice(extra);
+    run(&args)
 }
 
 #[test]
 fn seed_000_gives_the_expected_body_and_exit_0() {
     let slug = "seed-000-responses-reasoning-function-call";
-    let r = run(&[
-        "next",
-        "--request",
-        &case(slug, "request.json"),
-        "--response",
-        &case(slug, "response.json"),
-        "--tool-results",
-        &case(slug, "tool-results.json"),
-    ]);
+    let r = run_case(slug, &["--tool-results", &case(slug, "tool-results.json")]);
     assert_eq!(r.code, 0, "{r:?}");
     assert_eq!(r.json(), expected(slug));
     let last = r.err_lines().last().copied().unwrap_or_default();
@@ -41,8 +45,7 @@ fn seed_000_gives_the_expected_body_and_exit_0() {
 #[test]
 fn a_stream_on_stdin_and_a_user_turn() {
     let slug = "anthropic-stream-thinking-tool-use";
-    let sse = std::fs::read(crate::support::repo_root().join(case(slug, "response.sse")))
-        .expect("stream");
+    let sse = read_case(slug, "response.sse");
     let r = run_with_stdin(
         &[
             "next",
@@ -74,13 +77,7 @@ fn a_stream_on_stdin_and_a_user_turn() {
 #[test]
 fn unanswered_calls_exit_1_and_are_named() {
     let slug = "openai-chat-unanswered-without-results";
-    let r = run(&[
-        "next",
-        "--request",
-        &case(slug, "request.json"),
-        "--response",
-        &case(slug, "response.json"),
-    ]);
+    let r = run_case(slug, &[]);
     assert_eq!(r.code, 1, "{r:?}");
     assert_eq!(r.json(), expected(slug));
     assert!(
@@ -100,16 +97,10 @@ fn unanswered_calls_exit_1_and_are_named() {
 #[test]
 fn json_output_holds_body_and_report() {
     let slug = "openai-responses-previous-response-id";
-    let r = run(&[
-        "next",
-        "--json",
-        "--request",
-        &case(slug, "request.json"),
-        "--response",
-        &case(slug, "response.json"),
-        "--tool-results",
-        &case(slug, "tool-results.json"),
-    ]);
+    let r = run_case(
+        slug,
+        &["--json", "--tool-results", &case(slug, "tool-results.json")],
+    );
     assert_eq!(r.code, 0, "{r:?}");
     let out = r.json();
     assert_eq!(out["body"], expected(slug));
@@ -165,8 +156,7 @@ fn a_response_of_another_dialect() {
 #[test]
 fn a_cut_stream() {
     let slug = "anthropic-stream-thinking-tool-use";
-    let sse = std::fs::read(crate::support::repo_root().join(case(slug, "response.sse")))
-        .expect("stream");
+    let sse = read_case(slug, "response.sse");
     // Cut after the thinking block: the tool_use block and message_stop never came.
     let at = String::from_utf8_lossy(&sse)
         .find("\"index\": 1")

@@ -18,6 +18,32 @@ const TURN: &str = r#"{"model": "gpt-4o", "messages": [
   {"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "w", "arguments": "{}"}}]}
 ]}"#;
 
+/// With `TURN`'s call unanswered, a user turn appended under `--validate reject` is
+/// refused (exit 1) naming the rule.
+fn refuse_a_user_turn_after_the_call(db: &str, id: &str) {
+    let r = store(
+        db,
+        &["append", id, "-", "--validate", "reject"],
+        r#"{"role": "user", "content": "and?"}"#,
+    );
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("tool-call-without-result"),
+        "{}",
+        r.stderr
+    );
+}
+
+/// Append the result that answers `TURN`'s call.
+fn answer_the_call(db: &str, id: &str) {
+    let r = store(
+        db,
+        &["append", id, "-"],
+        r#"[{"role": "tool", "tool_call_id": "call_1", "content": "sun"}]"#,
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+}
+
 #[test]
 fn append_then_load_gives_back_each_message_token_for_token() {
     let dir = tempfile::tempdir().unwrap();
@@ -60,17 +86,7 @@ fn validation_refuses_naming_the_rule_and_load_as_renders_a_checked_body() {
     let db = db(&dir);
     let r = store(&db, &["append", "c", "-", "--validate", "reject"], TURN);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    let r = store(
-        &db,
-        &["append", "c", "-", "--validate", "reject"],
-        r#"{"role": "user", "content": "and?"}"#,
-    );
-    assert_eq!(r.code, 1);
-    assert!(
-        r.stderr.contains("tool-call-without-result"),
-        "{}",
-        r.stderr
-    );
+    refuse_a_user_turn_after_the_call(&db, "c");
     // As a request body now: the call is unanswered, so the body is printed and exit 1.
     let r = store(
         &db,
@@ -84,12 +100,7 @@ fn validation_refuses_naming_the_rule_and_load_as_renders_a_checked_body() {
         "{}",
         r.stderr
     );
-    let r = store(
-        &db,
-        &["append", "c", "-"],
-        r#"[{"role": "tool", "tool_call_id": "call_1", "content": "sun"}]"#,
-    );
-    assert_eq!(r.code, 0, "{}", r.stderr);
+    answer_the_call(&db, "c");
     let r = store(
         &db,
         &["load", "c", "--as", "openai_chat", "--model", "gpt-4o"],
@@ -297,23 +308,8 @@ fn every_store_command_works_against_postgres() {
         ),
         (Some(true), serde_json::json!([1, 2]))
     );
-    let r = store(
-        &db,
-        &["append", "pg", "-", "--validate", "reject"],
-        r#"{"role": "user", "content": "and?"}"#,
-    );
-    assert_eq!(r.code, 1, "{}", r.stderr);
-    assert!(
-        r.stderr.contains("tool-call-without-result"),
-        "{}",
-        r.stderr
-    );
-    let r = store(
-        &db,
-        &["append", "pg", "-"],
-        r#"[{"role": "tool", "tool_call_id": "call_1", "content": "sun"}]"#,
-    );
-    assert_eq!(r.code, 0, "{}", r.stderr);
+    refuse_a_user_turn_after_the_call(&db, "pg");
+    answer_the_call(&db, "pg");
     let r = store(
         &db,
         &["load", "pg", "--from", "2", "--to", "2", "--meta"],

@@ -104,6 +104,15 @@ fn read_json(f: &Path) -> Value {
     mend::parse_body(&bytes).unwrap_or_else(|e| panic!("{}: {e}", f.display()))
 }
 
+/// A fixture file under `fx/<dialect>/<exchange>/`, named by its path under `fx`.
+fn fixture(fx: &Path, f: &Path) -> Source {
+    Source {
+        name: f.strip_prefix(fx).unwrap_or(f).display().to_string(),
+        dialect: dialect_folder(f, 2),
+        body: read_json(f),
+    }
+}
+
 /// Every request body: the fixtures' (when `../shared` is there) and the cases'.
 fn requests() -> Vec<Source> {
     let mut out = Vec::new();
@@ -112,13 +121,7 @@ fn requests() -> Vec<Source> {
         let mut files = files_named(&fx, "request.json");
         files.extend(files_named(&fx, "rejected-request.json"));
         files.sort();
-        for f in files {
-            out.push(Source {
-                name: f.strip_prefix(&fx).unwrap_or(&f).display().to_string(),
-                dialect: dialect_folder(&f, 2),
-                body: read_json(&f),
-            });
-        }
+        out.extend(files.iter().map(|f| fixture(&fx, f)));
         assert!(
             out.len() >= 144,
             "expected 144 fixture requests, found {}",
@@ -378,8 +381,7 @@ fn hold_request(dialect: Dialect, opts: u8, body: &Value) {
 }
 
 fn hold_text(dialect: Dialect, opts: u8, text: &[u8]) {
-    let mut data =
-        vec![(opts << 2) | Dialect::ALL.iter().position(|d| *d == dialect).unwrap_or(0) as u8];
+    let mut data = vec![(opts << 2) | d_index(dialect)];
     data.extend_from_slice(text);
     props::check(&data);
     props::repair(&data);
@@ -404,7 +406,7 @@ fn request_mutant(sources: &[Source], i: usize) -> (String, Box<dyn Fn() + Send>
     }
 }
 
-/// Run `count` jobs on a worker thread, each within [`LIMIT`]; panics naming the first
+/// Run the jobs `make` gives for `indexes` on a worker thread, each within [`LIMIT`]; panics naming the first
 /// that panics or overruns.
 fn run_all<F>(label: &str, indexes: Vec<usize>, make: F)
 where
@@ -507,12 +509,8 @@ fn response_mutants() {
     let Some(shared) = shared_dir() else { return };
     let fx = shared.join("fixtures");
     let sources: Vec<Source> = files_named(&fx, "response.json")
-        .into_iter()
-        .map(|f| Source {
-            name: f.strip_prefix(&fx).unwrap_or(&f).display().to_string(),
-            dialect: dialect_folder(&f, 2),
-            body: read_json(&f),
-        })
+        .iter()
+        .map(|f| fixture(&fx, f))
         .collect();
     assert!(
         !sources.is_empty(),
