@@ -1,103 +1,167 @@
-//! `mend rules` and `mend providers`: the rule catalog and the provider profiles.
+//! `mend rules`, `mend explain` and `mend providers`: the rule catalog, one rule in full,
+//! and the provider profiles.
 //!
-//! The descriptions are a `match` over [`Rule`], so a rule added to the library fails
-//! the build here until it has a line.
+//! Everything printed comes from the rule's spec in the library (`Rule::spec`): a rule
+//! added there is listed and explained here without a line of its own.
 
 use std::io;
 
 use mend::profile::PROFILES;
+use mend::rules::Repair;
 use mend::Rule;
 use serde_json::json;
 
 use crate::printer::Printer;
 use crate::Status;
 
-/// Which dialects a rule applies to, and what it finds, in one line (DESIGN.md catalog).
-pub fn describe(rule: Rule) -> (&'static str, &'static str) {
-    match rule {
-        Rule::ToolResultWithoutCall => ("all", "a tool result answers no earlier call"),
-        Rule::ToolCallWithoutResult => ("all", "a tool call is never answered"),
-        Rule::ToolResultNotAdjacent => (
-            "openai_chat, anthropic, gemini",
-            "the result exists but not where the dialect requires it",
-        ),
-        Rule::DuplicateCallId => (
-            "all",
-            "one call id used by two calls, or answered twice; in Responses, one item id (msg_, rs_, fc_) on two items",
-        ),
-        Rule::InvalidCallId => (
-            "profiles",
-            "a call id too long, of the wrong form for the provider, or missing",
-        ),
-        Rule::RoleOrder => (
-            "anthropic, gemini, profiles",
-            "roles in an order the API rejects",
-        ),
-        Rule::EmptyContent => (
-            "anthropic, gemini",
-            "a message or text block with no content",
-        ),
-        Rule::ReasoningWithoutFollower => (
-            "openai_responses",
-            "a reasoning item not followed by the item it was produced with",
-        ),
-        Rule::CallWithoutReasoning => (
-            "openai_responses",
-            "a reasoning model's call or message sent without its reasoning item",
-        ),
-        Rule::FollowerIdMismatch => (
-            "openai_responses",
-            "the item after a reasoning item lost or changed its provider id (msg_, fc_)",
-        ),
-        Rule::ThinkingNotFirst => (
-            "anthropic",
-            "with thinking on, an assistant turn of the tool loop does not start with thinking",
-        ),
-        Rule::ThinkingModified => (
-            "anthropic",
-            "a signed thinking block was changed, stripped of its signature, or moved",
-        ),
-        Rule::MissingThoughtSignature => (
-            "gemini",
-            "a Gemini 3 function call sent back without its thought signature",
-        ),
-        Rule::FunctionResponseCount => (
-            "gemini",
-            "a response turn answers a different number of calls than its call turn made",
-        ),
-        Rule::FunctionCallPosition => (
-            "gemini",
-            "a call turn not right after a user turn or a function-response turn",
-        ),
-        Rule::MissingReasoningContent => (
-            "deepseek, moonshot",
-            "a thinking-mode assistant turn with tool calls lacks reasoning_content",
-        ),
-        Rule::Malformed => (
-            "all",
-            "the body does not have the dialect's shape (wrong type, missing or unknown field)",
-        ),
+/// One rule as data: every field of its spec (`mend rules --json`, `mend explain --json`).
+fn spec_json(r: Rule) -> serde_json::Value {
+    let s = r.spec();
+    json!({
+        "id": s.id,
+        "summary": s.summary,
+        "dialects": s.dialects.iter().map(|d| d.name()).collect::<Vec<_>>(),
+        "profiles": s.profiles,
+        "severity": s.severity,
+        "provider_texts": s.provider_texts,
+        "repair": s.repair,
+        "doc": s.doc,
+    })
+}
+
+fn dialects_of(r: Rule) -> String {
+    let ds = r.spec().dialects;
+    if ds.len() == 4 {
+        "all".into()
+    } else {
+        ds.iter().map(|d| d.name()).collect::<Vec<_>>().join(", ")
     }
 }
 
-/// Print the rule catalog.
+fn repair_of(r: Rule) -> (&'static str, &'static str) {
+    match r.spec().repair {
+        Repair::Always(how) => ("always", how),
+        Repair::Sometimes(how) => ("sometimes", how),
+        Repair::Never(why) => ("never", why),
+    }
+}
+
+/// Print the rule catalog: for each rule its id, dialects, profiles, severity, whether it
+/// repairs, what it finds and the provider's first known text.
 pub fn rules(as_json: bool, printer: &mut Printer) -> io::Result<Status> {
     if as_json {
-        let rows: Vec<_> = Rule::ALL
-            .iter()
-            .map(|r| {
-                let (dialects, what) = describe(*r);
-                json!({"id": r.id(), "dialects": dialects, "description": what})
-            })
-            .collect();
+        let rows: Vec<_> = Rule::ALL.iter().map(|&r| spec_json(r)).collect();
         printer.out(&format!("{}\n", json!(rows)))?;
         return Ok(Status::Valid);
     }
     let width = Rule::ALL.iter().map(|r| r.id().len()).max().unwrap_or(0);
     let mut s = String::new();
-    for r in Rule::ALL {
-        let (dialects, what) = describe(r);
-        s.push_str(&format!("{:<width$}  {what} ({dialects})\n", r.id()));
+    for &r in Rule::ALL {
+        let spec = r.spec();
+        let profiles = if spec.profiles.is_empty() {
+            String::new()
+        } else {
+            format!("; profiles: {}", spec.profiles.join(", "))
+        };
+        s.push_str(&format!(
+            "{:<width$}  {} ({}{profiles}; {}; repair: {})\n",
+            r.id(),
+            spec.summary,
+            dialects_of(r),
+            spec.severity.as_str(),
+            repair_of(r).0,
+        ));
+        if let Some(t) = spec.provider_texts.first() {
+            s.push_str(&format!(
+                "{:<width$}    {}: \"{}\"\n",
+                "", t.provider, t.text
+            ));
+        }
+    }
+    s.push_str("\n`mend explain RULE` prints one rule in full, with an example and its repair.\n");
+    printer.out(&s)?;
+    Ok(Status::Valid)
+}
+
+/// Print one rule in full: the spec, then its example body checked and repaired now.
+pub fn explain(id: &str, as_json: bool, printer: &mut Printer) -> io::Result<Status> {
+    let Ok(rule) = id.parse::<Rule>() else {
+        let known: Vec<_> = Rule::ALL.iter().map(|r| r.id()).collect();
+        printer.err_line(&format!(
+            "mend explain: unknown rule '{id}' (known: {})",
+            known.join(", ")
+        ));
+        return Ok(Status::BadInput);
+    };
+    let spec = rule.spec();
+    let example = mend::parse_body(spec.example.as_bytes()).ok();
+    let check = example
+        .as_ref()
+        .and_then(|b| mend::check_value(b, &mend::CheckOptions::default()).ok());
+    let repaired = example
+        .as_ref()
+        .and_then(|b| mend::repair::repair(b, &mend::repair::RepairOptions::default()).ok());
+    if as_json {
+        let mut o = spec_json(rule);
+        o["example"] = example.clone().unwrap_or_default();
+        o["example_violations"] = json!(check.as_ref().map(|c| &c.violations));
+        o["example_repair"] = json!(repaired.as_ref().map(|r| json!({
+            "valid": r.valid(), "edits": r.edits, "body": r.body,
+        })));
+        printer.out(&format!("{}\n", o))?;
+        return Ok(Status::Valid);
+    }
+    let (availability, how) = repair_of(rule);
+    let mut s = format!("{}: {}\n\n", spec.id, spec.summary);
+    s.push_str(&format!("dialects:  {}\n", dialects_of(rule)));
+    if !spec.profiles.is_empty() {
+        s.push_str(&format!("profiles:  {}\n", spec.profiles.join(", ")));
+    }
+    s.push_str(&format!("severity:  {}\n", spec.severity.as_str()));
+    s.push_str(&format!("repair:    {availability}: {how}\n\n"));
+    s.push_str(spec.doc);
+    s.push_str("\n\nWhat the providers say:\n");
+    for t in spec.provider_texts {
+        s.push_str(&format!(
+            "  {}: \"{}\"\n    ({})\n",
+            t.provider, t.text, t.source
+        ));
+    }
+    if spec.provider_texts.is_empty() {
+        s.push_str("  (no provider text recorded)\n");
+    }
+    s.push_str(&format!(
+        "\nAn example that breaks it:\n{}\n",
+        spec.example.trim()
+    ));
+    if let Some(c) = &check {
+        s.push_str("\nmend check finds:\n");
+        for v in &c.violations {
+            s.push_str(&format!(
+                "  {} {}[{}] {}\n",
+                v.path,
+                v.severity.as_str(),
+                v.rule,
+                v.message
+            ));
+        }
+    }
+    if let Some(r) = &repaired {
+        s.push_str("\nmend repair does:\n");
+        for e in &r.edits {
+            s.push_str(&format!(
+                "  {} {} {}: {}\n",
+                e.path, e.rule, e.action, e.detail
+            ));
+        }
+        if r.edits.is_empty() {
+            s.push_str("  nothing: the body is left as it is\n");
+        }
+        let body = serde_json::to_string_pretty(&r.body).unwrap_or_default();
+        s.push_str(&format!(
+            "\nrepaired ({}):\n{body}\n",
+            if r.valid() { "valid" } else { "still invalid" }
+        ));
     }
     printer.out(&s)?;
     Ok(Status::Valid)

@@ -463,7 +463,7 @@ fn render_links(links: &[Link<'_>]) -> String {
 /// The row a violation belongs to: the turn the rule named, else the turn whose
 /// pointer is the longest prefix of the violation's path.
 fn row_of_violation(v: &Violation, turns: usize, by_path: &HashMap<&str, usize>) -> Option<usize> {
-    if let Some(t) = v.turn.filter(|&t| t < turns) {
+    if let Some(t) = v.loc.turn.filter(|&t| t < turns) {
         return Some(t);
     }
     let mut path = v.path.as_str();

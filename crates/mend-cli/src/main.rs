@@ -164,9 +164,12 @@ enum Command {
         after_help = "Example:\n  mend serve --mode repair\n  OPENAI_BASE_URL=http://127.0.0.1:8787/v1 python agent.py"
     )]
     Serve(serve::ServeArgs),
-    /// List the rule ids with what each one means
-    #[command(after_help = "Example:\n  mend rules")]
+    /// List the rule catalog: each rule's dialects, profiles, severity, repair and provider text
+    #[command(after_help = "Example:\n  mend rules\n  mend rules --json | jq '.[].id'")]
     Rules(ListArgs),
+    /// One rule in full: what the provider enforces, its texts, its repair, and an example
+    #[command(after_help = "Example:\n  mend explain tool-result-without-call")]
+    Explain(ExplainArgs),
     /// List the provider profiles that --provider accepts
     #[command(after_help = "Example:\n  mend providers")]
     Providers(ListArgs),
@@ -314,6 +317,15 @@ struct ListArgs {
     json: bool,
 }
 
+#[derive(Debug, Args)]
+struct ExplainArgs {
+    /// The rule id (`mend rules` lists them)
+    rule: String,
+    /// Machine output: the rule's spec, its example, what check finds and what repair does
+    #[arg(long)]
+    json: bool,
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let mut printer = Printer::new();
@@ -364,6 +376,7 @@ fn run(command: Command, printer: &mut Printer) -> io::Result<Status> {
             Err(why) => Ok(usage_error(&why, printer)),
         },
         Command::Rules(args) => catalog::rules(args.json, printer),
+        Command::Explain(args) => catalog::explain(&args.rule, args.json, printer),
         Command::Providers(args) => catalog::providers(args.json, printer),
         Command::Serve(args) => serve::run(args, printer),
         Command::Store(args) => store::run(args, printer),

@@ -249,8 +249,8 @@ fn open_tail_start(chain: &Chain, turns: &[usize]) -> usize {
 
 /// The chain turn a finding concerns: its own, or the history item its path names.
 fn turn_of(v: &Violation, chain: &Chain, key: &str) -> Option<usize> {
-    if v.turn.is_some() {
-        return v.turn;
+    if v.loc.turn.is_some() {
+        return v.loc.turn;
     }
     let mut parts = v.path.split('/').skip(1);
     if parts.next()? != key {

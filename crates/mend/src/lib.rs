@@ -33,7 +33,7 @@ pub mod profile;
 pub mod repair;
 pub mod rules;
 pub mod sse;
-mod texts;
+
 pub mod trim;
 pub mod violation;
 

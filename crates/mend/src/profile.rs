@@ -21,11 +21,49 @@ pub enum CallIdForm {
     NineAlnum,
 }
 
+/// Which provider a profile is, for the few texts and rules that differ by provider.
+/// Resolved once with the profile; the engine compares these, never names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ProfileId {
+    /// `generic`.
+    Generic,
+    /// `openai`.
+    OpenAi,
+    /// `azure`.
+    Azure,
+    /// `groq`.
+    Groq,
+    /// `cerebras`.
+    Cerebras,
+    /// `fireworks`.
+    Fireworks,
+    /// `mistral`.
+    Mistral,
+    /// `deepseek`.
+    DeepSeek,
+    /// `moonshot`.
+    Moonshot,
+    /// `xai`.
+    XAi,
+    /// `openrouter`.
+    OpenRouter,
+    /// `anthropic`.
+    Anthropic,
+    /// `bedrock`.
+    Bedrock,
+    /// `vertex`.
+    Vertex,
+    /// `gemini`.
+    Gemini,
+}
+
 /// A provider profile.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Profile {
     /// The name given with `--provider` (`openai`, `mistral`, ...).
     pub name: &'static str,
+    /// The same, as a value to compare.
+    pub id: ProfileId,
     /// What it is, for `--help` and reports.
     pub about: &'static str,
     /// Dialects it can refine.
@@ -76,6 +114,7 @@ const TOOL_CALL_KEYS: &[&str] = &["id", "type", "function", "index"];
 
 const BASE: Profile = Profile {
     name: "generic",
+    id: ProfileId::Generic,
     about: "the rules every provider of the dialect enforces",
     dialects: ALL,
     chat_call_id: CallIdForm::Any,
@@ -95,6 +134,7 @@ pub const PROFILES: &[Profile] = &[
     BASE,
     Profile {
         name: "openai",
+        id: ProfileId::OpenAi,
         about: "OpenAI: chat call ids at most 40 characters, Responses call_id at most 64",
         dialects: OPENAI,
         chat_call_id: CallIdForm::MaxLen(40),
@@ -103,6 +143,7 @@ pub const PROFILES: &[Profile] = &[
     },
     Profile {
         name: "azure",
+        id: ProfileId::Azure,
         about: "Azure OpenAI: as openai",
         dialects: OPENAI,
         chat_call_id: CallIdForm::MaxLen(40),
@@ -111,6 +152,7 @@ pub const PROFILES: &[Profile] = &[
     },
     Profile {
         name: "groq",
+        id: ProfileId::Groq,
         about: "Groq: rejects message fields it does not know (e.g. reasoning_content, timestamp)",
         dialects: CHAT,
         known_message_keys: Some(CHAT_MESSAGE_KEYS),
@@ -118,6 +160,7 @@ pub const PROFILES: &[Profile] = &[
     },
     Profile {
         name: "cerebras",
+        id: ProfileId::Cerebras,
         about: "Cerebras: rejects message fields it does not know (e.g. reasoning_content)",
         dialects: CHAT,
         known_message_keys: Some(CHAT_MESSAGE_KEYS),
@@ -125,6 +168,7 @@ pub const PROFILES: &[Profile] = &[
     },
     Profile {
         name: "fireworks",
+        id: ProfileId::Fireworks,
         about: "Fireworks: rejects tool call fields it does not know",
         dialects: CHAT,
         known_tool_call_keys: Some(TOOL_CALL_KEYS),
@@ -132,6 +176,7 @@ pub const PROFILES: &[Profile] = &[
     },
     Profile {
         name: "mistral",
+        id: ProfileId::Mistral,
         about: "Mistral: call ids exactly 9 characters of a-z, A-Z, 0-9; no user right after tool; last role user or tool",
         dialects: CHAT,
         chat_call_id: CallIdForm::NineAlnum,
@@ -140,6 +185,7 @@ pub const PROFILES: &[Profile] = &[
     },
     Profile {
         name: "deepseek",
+        id: ProfileId::DeepSeek,
         about: "DeepSeek: thinking-mode tool-call turns carry reasoning_content; no developer role; Responses calls answered before the next assistant item",
         dialects: OPENAI,
         requires_reasoning_content: true,
@@ -149,6 +195,7 @@ pub const PROFILES: &[Profile] = &[
     },
     Profile {
         name: "moonshot",
+        id: ProfileId::Moonshot,
         about: "Moonshot Kimi: thinking-mode tool-call turns carry reasoning_content",
         dialects: CHAT,
         requires_reasoning_content: true,
@@ -156,6 +203,7 @@ pub const PROFILES: &[Profile] = &[
     },
     Profile {
         name: "xai",
+        id: ProfileId::XAi,
         about: "xAI: only user messages may carry a name",
         dialects: OPENAI,
         name_only_on_user: true,
@@ -163,18 +211,21 @@ pub const PROFILES: &[Profile] = &[
     },
     Profile {
         name: "openrouter",
+        id: ProfileId::OpenRouter,
         about: "OpenRouter: the generic rules",
         dialects: CHAT,
         ..BASE
     },
     Profile {
         name: "anthropic",
+        id: ProfileId::Anthropic,
         about: "Anthropic first-party Messages API",
         dialects: ANTHROPIC,
         ..BASE
     },
     Profile {
         name: "bedrock",
+        id: ProfileId::Bedrock,
         about: "Anthropic on AWS Bedrock: roles strictly alternate, starting with user",
         dialects: ANTHROPIC,
         strict_alternation: true,
@@ -182,12 +233,14 @@ pub const PROFILES: &[Profile] = &[
     },
     Profile {
         name: "vertex",
+        id: ProfileId::Vertex,
         about: "Google Vertex AI (Claude or Gemini): the dialect's rules",
         dialects: VERTEX,
         ..BASE
     },
     Profile {
         name: "gemini",
+        id: ProfileId::Gemini,
         about: "Gemini API",
         dialects: &[Dialect::Gemini, Dialect::OpenAiChat],
         ..BASE

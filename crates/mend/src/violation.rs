@@ -1,116 +1,12 @@
-//! What a check finds: a [`Violation`] of a [`Rule`] at a JSON pointer.
+//! What a check finds: a [`Violation`] of a [`Rule`], located by indices into the chain
+//! ([`Loc`]) and, for people and tools outside the engine, by a JSON pointer.
+//!
+//! Invariant: fixes address what they change through [`Loc`] (and the rare [`Defect`]),
+//! never by parsing `path` back or by reading `message` / `provider_error`.
 
 use serde::Serialize;
-use std::fmt;
-use std::str::FromStr;
 
-/// The rule catalog of DESIGN.md. Ids are stable: scripts and cases depend on them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Rule {
-    /// A result answers no earlier call.
-    ToolResultWithoutCall,
-    /// A call is never answered.
-    ToolCallWithoutResult,
-    /// The result exists but not where the dialect requires.
-    ToolResultNotAdjacent,
-    /// One call id used by two calls, or answered twice; in Responses, one provider item
-    /// id on two input items.
-    DuplicateCallId,
-    /// A call id too long, of the wrong form, or missing.
-    InvalidCallId,
-    /// Roles in an order the API rejects.
-    RoleOrder,
-    /// A message or block with no content.
-    EmptyContent,
-    /// A reasoning item not followed by the item it was produced with.
-    ReasoningWithoutFollower,
-    /// A reasoning model's call or message sent without its reasoning item.
-    CallWithoutReasoning,
-    /// The follower of a reasoning item lost or changed its provider item id.
-    FollowerIdMismatch,
-    /// With thinking on, the assistant turn of the tool loop does not start with thinking.
-    ThinkingNotFirst,
-    /// A signed thinking block was changed, stripped of its signature, or misplaced.
-    ThinkingModified,
-    /// A Gemini function call sent back without its thought signature.
-    MissingThoughtSignature,
-    /// A function-response turn answers a different number of calls than were made.
-    FunctionResponseCount,
-    /// A function-call turn not right after a user turn or a function-response turn.
-    FunctionCallPosition,
-    /// A thinking-mode assistant turn with tool calls lacks `reasoning_content`.
-    MissingReasoningContent,
-    /// The body does not have the dialect's shape.
-    Malformed,
-}
-
-impl Rule {
-    /// Every rule, in catalog order.
-    pub const ALL: [Rule; 17] = [
-        Rule::ToolResultWithoutCall,
-        Rule::ToolCallWithoutResult,
-        Rule::ToolResultNotAdjacent,
-        Rule::DuplicateCallId,
-        Rule::InvalidCallId,
-        Rule::RoleOrder,
-        Rule::EmptyContent,
-        Rule::ReasoningWithoutFollower,
-        Rule::CallWithoutReasoning,
-        Rule::FollowerIdMismatch,
-        Rule::ThinkingNotFirst,
-        Rule::ThinkingModified,
-        Rule::MissingThoughtSignature,
-        Rule::FunctionResponseCount,
-        Rule::FunctionCallPosition,
-        Rule::MissingReasoningContent,
-        Rule::Malformed,
-    ];
-
-    /// The stable id, e.g. `tool-result-without-call`.
-    pub fn id(self) -> &'static str {
-        match self {
-            Rule::ToolResultWithoutCall => "tool-result-without-call",
-            Rule::ToolCallWithoutResult => "tool-call-without-result",
-            Rule::ToolResultNotAdjacent => "tool-result-not-adjacent",
-            Rule::DuplicateCallId => "duplicate-call-id",
-            Rule::InvalidCallId => "invalid-call-id",
-            Rule::RoleOrder => "role-order",
-            Rule::EmptyContent => "empty-content",
-            Rule::ReasoningWithoutFollower => "reasoning-without-follower",
-            Rule::CallWithoutReasoning => "call-without-reasoning",
-            Rule::FollowerIdMismatch => "follower-id-mismatch",
-            Rule::ThinkingNotFirst => "thinking-not-first",
-            Rule::ThinkingModified => "thinking-modified",
-            Rule::MissingThoughtSignature => "missing-thought-signature",
-            Rule::FunctionResponseCount => "function-response-count",
-            Rule::FunctionCallPosition => "function-call-position",
-            Rule::MissingReasoningContent => "missing-reasoning-content",
-            Rule::Malformed => "malformed",
-        }
-    }
-}
-
-impl fmt::Display for Rule {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.id())
-    }
-}
-
-impl FromStr for Rule {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Rule::ALL
-            .into_iter()
-            .find(|r| r.id() == s)
-            .ok_or_else(|| format!("unknown rule '{s}'"))
-    }
-}
-
-impl Serialize for Rule {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.id())
-    }
-}
+pub use crate::rules::Rule;
 
 /// How sure mend is that the provider rejects it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, PartialOrd, Ord)]
@@ -146,9 +42,35 @@ pub struct Violation {
     /// The provider's own error text with the real ids, when known.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub provider_error: Option<String>,
-    /// Index of the turn it concerns in the chain (for tables), when it concerns one.
+    /// Where it is, as indices into the chain the check built.
     #[serde(skip)]
+    pub loc: Loc,
+    /// Which malformation, for the `malformed` findings a fix can act on.
+    #[serde(skip)]
+    pub(crate) defect: Option<Defect>,
+}
+
+/// Where a violation is, as indices into the [`Chain`](crate::chain::Chain) of the body
+/// it was found in: the turn (wire message or item), the node the rule speaks of, and the
+/// peer node where the rule relates two (the call of a misplaced result, the reasoning
+/// item whose follower was replaced). The JSON pointer is rendered from these.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Loc {
+    /// Index into `chain.turns`.
     pub turn: Option<usize>,
+    /// Index into `chain.nodes`.
+    pub node: Option<usize>,
+    /// The other node the rule relates this one to.
+    pub peer: Option<usize>,
+}
+
+/// The few `malformed` findings that have a fix: which one it is, as data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Defect {
+    /// Anthropic: the final assistant text (a prefill) ends with white space.
+    TrailingWhitespace,
+    /// OpenAI chat: `tool_calls` is an empty array.
+    EmptyToolCalls,
 }
 
 impl Violation {
@@ -160,7 +82,8 @@ impl Violation {
             path,
             message,
             provider_error: None,
-            turn: None,
+            loc: Loc::default(),
+            defect: None,
         }
     }
 
@@ -178,20 +101,25 @@ impl Violation {
 
     /// Tie it to a turn of the chain.
     pub fn at_turn(mut self, turn: usize) -> Self {
-        self.turn = Some(turn);
+        self.loc.turn = Some(turn);
         self
     }
-}
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+    /// Tie it to a node of the chain, in its turn.
+    pub fn at_node(mut self, node: usize, turn: usize) -> Self {
+        self.loc.node = Some(node);
+        self.loc.turn = Some(turn);
+        self
+    }
 
-    #[test]
-    fn rule_ids_round_trip() {
-        for r in Rule::ALL {
-            assert_eq!(r.id().parse::<Rule>(), Ok(r));
-        }
-        assert!("no-such-rule".parse::<Rule>().is_err());
+    /// Name the other node the rule relates this one to.
+    pub fn with_peer(mut self, node: usize) -> Self {
+        self.loc.peer = Some(node);
+        self
+    }
+
+    pub(crate) fn with_defect(mut self, defect: Defect) -> Self {
+        self.defect = Some(defect);
+        self
     }
 }

@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 
 use super::{blank, kind_of, malformed};
 use crate::chain::{CallKind, Chain, NodeKind, Ptr, Role};
-use crate::violation::Violation;
+use crate::violation::{Defect, Rule, Violation};
 
 const ROOT: &str = "messages";
 
@@ -225,13 +225,16 @@ fn map_message<'a>(i: usize, m: &'a Value, chain: &mut Chain<'a>, out: &mut Vec<
             None | Some(Value::Null) => {}
             Some(Value::Array(calls)) => {
                 if calls.is_empty() {
-                    malformed(
-                        out,
-                        ptr,
-                        Some("tool_calls"),
-                        format!(
-                            "messages[{i}].tool_calls is an empty array; omit the key or send null"
-                        ),
+                    out.push(
+                        Violation::error(
+                            Rule::Malformed,
+                            ptr.render_with("tool_calls"),
+                            format!(
+                                "messages[{i}].tool_calls is an empty array; omit the key or send null"
+                            ),
+                        )
+                        .at_turn(chain.turns.len() - 1)
+                        .with_defect(Defect::EmptyToolCalls),
                     );
                 }
                 for (j, c) in calls.iter().enumerate() {

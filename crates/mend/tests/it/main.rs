@@ -2,6 +2,7 @@
 //! damage that must never panic, and the properties of repair and trim.
 
 mod cases;
+mod catalog;
 mod fixtures;
 mod mutations;
 mod next_cases;

@@ -1,0 +1,640 @@
+//! The fixer: what a rule's fix may do to a body, as a plan of edits addressed by chain
+//! indices and applied in one rebuild of the history array.
+//!
+//! Invariant: a fix touches only what its violation's `loc` names (and the results it
+//! places for the calls it names); it never parses a pointer or reads a message.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use serde_json::{json, Value};
+
+use crate::chain::{CallKind, Chain, NodeKind, Ptr, Role};
+use crate::dialect::{self, Dialect};
+use crate::violation::{Rule, Violation};
+use crate::Analysis;
+
+use super::{Edit, MissingResult, OrphanResult, RepairOptions, INTERRUPTED};
+
+/// A rule's fix: plans the edits for one violation of the rule.
+pub(crate) type FixFn = fn(&mut Fixer<'_, '_>, &Violation);
+
+/// One pass of repair: the analysis of the body as it is, and the plan being built.
+pub(crate) struct Fixer<'p, 'a> {
+    /// The check of the body this pass repairs.
+    pub(crate) a: &'p Analysis<'a>,
+    /// That body.
+    pub(crate) body: &'p Value,
+    /// The repair policy.
+    pub(crate) opts: &'p RepairOptions,
+    /// The body's history array.
+    pub(crate) items: Option<&'p Vec<Value>>,
+    /// The edits so far.
+    pub(crate) plan: Plan,
+    /// Nodes some fix already acted on this pass (a node is fixed once a pass).
+    pub(crate) touched: BTreeSet<usize>,
+    /// Call ids to rename on calls and results alike, applied at the end of the pass.
+    pub(crate) renames: BTreeMap<String, String>,
+    /// Synthesized or moved results, grouped by where they go, in call order.
+    placed: BTreeMap<Target, Vec<Value>>,
+    /// Call node -> the result node that answers it.
+    pub(crate) result_of: HashMap<usize, usize>,
+    /// Result node -> the call node it answers.
+    pub(crate) call_of: HashMap<usize, usize>,
+}
+
+impl<'p, 'a> Fixer<'p, 'a> {
+    pub(crate) fn new(a: &'p Analysis<'a>, body: &'p Value, opts: &'p RepairOptions) -> Self {
+        Fixer {
+            a,
+            body,
+            opts,
+            items: body.get(a.dialect.history_key()).and_then(Value::as_array),
+            plan: Plan::default(),
+            touched: BTreeSet::new(),
+            renames: BTreeMap::new(),
+            placed: BTreeMap::new(),
+            result_of: a.pairs.iter().copied().collect(),
+            call_of: a.pairs.iter().map(|&(c, r)| (r, c)).collect(),
+        }
+    }
+
+    /// The chain of the body.
+    pub(crate) fn chain(&self) -> &'p Chain<'a> {
+        &self.a.chain
+    }
+
+    /// The dialect of the body.
+    pub(crate) fn dialect(&self) -> Dialect {
+        self.a.dialect
+    }
+
+    /// Mark node `n` as acted on; false when a fix already did this pass.
+    pub(crate) fn claim(&mut self, n: usize) -> bool {
+        self.touched.insert(n)
+    }
+
+    /// The history item index of turn `t`.
+    pub(crate) fn item_of_turn(&self, t: usize) -> Option<usize> {
+        self.chain().turns.get(t)?.ptr.item.map(|i| i as usize)
+    }
+
+    /// The wire value of node `n`.
+    pub(crate) fn value_of(&self, n: usize) -> Option<&'p Value> {
+        value_at(self.body, self.chain().nodes[n].ptr)
+    }
+
+    /// The wire value at `ptr`.
+    pub(crate) fn value_at(&self, ptr: Ptr) -> Option<&'p Value> {
+        value_at(self.body, ptr)
+    }
+
+    /// Report an edit.
+    pub(crate) fn note(&mut self, rule: Rule, path: String, action: &'static str, detail: String) {
+        self.plan.note(rule, path, action, detail);
+    }
+
+    /// Drop node `n`: a whole item where the node is the item, else the element.
+    pub(crate) fn drop_node(&mut self, n: usize) {
+        drop_node(&mut self.plan, self.a, n);
+    }
+
+    /// Put `value` (a result of the call at node `call`) where that call's results go.
+    pub(crate) fn place_result_of(&mut self, call: usize, value: Value) {
+        let target = target_for(self.a, call);
+        self.placed.entry(target).or_default().push(value);
+    }
+
+    /// Move the result at node `r` to where the results of the call at node `call` go.
+    pub(crate) fn move_result(&mut self, r: usize, call: usize) -> bool {
+        let Some(value) = self.value_of(r) else {
+            return false;
+        };
+        self.drop_node(r);
+        self.place_result_of(call, value.clone());
+        true
+    }
+
+    /// Set (`Some`) or remove (`None`) a field on the item of `ptr`, or on its element.
+    pub(crate) fn set_field(&mut self, ptr: Ptr, name: &str, value: Option<Value>) -> bool {
+        let Some(item) = ptr.item.map(|i| i as usize) else {
+            return false;
+        };
+        let sub = match (ptr.key, ptr.sub) {
+            (Some(k), Some(j)) => Some((k, j as usize)),
+            _ => None,
+        };
+        self.plan.fields.push(FieldEdit {
+            item,
+            sub,
+            name: name.into(),
+            value,
+        });
+        true
+    }
+
+    /// Set the call id of a call (`is_call`) or result node; false where the dialect has
+    /// no such field to set (Gemini pairs by name).
+    pub(crate) fn set_call_id(&mut self, ptr: Ptr, is_call: bool, id: &str) -> bool {
+        match id_field_edit(self.dialect(), ptr, is_call, id) {
+            Some(edit) => {
+                self.plan.fields.push(edit);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// "call `id` to `name`", for reports.
+    pub(crate) fn describe_call(&self, n: usize) -> String {
+        describe_call(self.a, n)
+    }
+
+    /// A result for the call at node `n` saying it was interrupted (see [`synthesized`]).
+    pub(crate) fn synthesized(&self, n: usize) -> Option<Value> {
+        synthesized(self.a, self.body, n)
+    }
+
+    /// Add an interrupted result for the call at node `n`, or drop the call, as the
+    /// policy says; `rule` and `path` name the finding in the report.
+    pub(crate) fn answer_or_drop(&mut self, rule: Rule, path: String, n: usize, noun: &str) {
+        match self.opts.missing_result {
+            MissingResult::Synthesize => {
+                let Some(value) = self.synthesized(n) else {
+                    return;
+                };
+                self.place_result_of(n, value);
+                let detail = format!(
+                    "added an error {noun} for {} saying it was interrupted",
+                    self.describe_call(n)
+                );
+                self.note(rule, path, "insert", detail);
+            }
+            MissingResult::DropCall => {
+                self.drop_node(n);
+                let detail = format!(
+                    "dropped {}, which was never answered",
+                    self.describe_call(n)
+                );
+                self.note(rule, path, "drop", detail);
+            }
+        }
+    }
+
+    /// Drop a result that answers no call, or keep its content as text, as the policy says.
+    pub(crate) fn orphan(&mut self, n: usize, v: &Violation) {
+        match self.opts.orphan_result {
+            OrphanResult::Drop => {
+                self.drop_node(n);
+                self.note(
+                    v.rule,
+                    v.path.clone(),
+                    "drop",
+                    "dropped the result, which answers no call".into(),
+                );
+            }
+            OrphanResult::ToText => {
+                let ptr = self.chain().nodes[n].ptr;
+                let Some(value) = self.value_at(ptr) else {
+                    return;
+                };
+                let text = dialect_result_as_text(self.dialect(), value);
+                replace_node(&mut self.plan, ptr, text);
+                self.note(
+                    v.rule,
+                    v.path.clone(),
+                    "convert",
+                    "turned the result, which answers no call, into plain text".into(),
+                );
+            }
+        }
+    }
+
+    /// The plan, with the renames and the placed results of the pass added.
+    pub(crate) fn finish(mut self) -> Plan {
+        let renames = std::mem::take(&mut self.renames);
+        if !renames.is_empty() {
+            crate::rules::ids::rename_ids(&mut self, &renames);
+        }
+        for (target, values) in std::mem::take(&mut self.placed) {
+            place(&mut self.plan, self.a, self.body, target, values);
+        }
+        self.plan
+    }
+}
+
+/// Where an element lives inside a history item: (item, key, index).
+type Sub = (usize, &'static str, usize);
+
+/// A field to set (`Some`) or remove (`None`) on an item or on one of its elements.
+#[derive(Debug, Clone)]
+pub(crate) struct FieldEdit {
+    pub(crate) item: usize,
+    pub(crate) sub: Option<(&'static str, usize)>,
+    pub(crate) name: String,
+    pub(crate) value: Option<Value>,
+}
+
+/// The edits of one pass, expressed against the body as it is at the start of the pass.
+#[derive(Default)]
+pub(crate) struct Plan {
+    pub(crate) drop_items: BTreeSet<usize>,
+    pub(crate) replace_items: BTreeMap<usize, Value>,
+    pub(crate) insert_after: BTreeMap<usize, Vec<Value>>,
+    /// New items before this history item.
+    pub(crate) insert_before: BTreeMap<usize, Vec<Value>>,
+    /// Items moved elsewhere (their drop is not a loss to report).
+    pub(crate) moved_items: BTreeSet<usize>,
+    pub(crate) drop_subs: BTreeSet<Sub>,
+    pub(crate) replace_subs: BTreeMap<Sub, Value>,
+    /// Inserted before the element at that index (`usize::MAX`: appended).
+    pub(crate) insert_subs: BTreeMap<Sub, Vec<Value>>,
+    /// (item, optional sub, field, value): set a field; `None` removes it.
+    pub(crate) fields: Vec<FieldEdit>,
+    pub(crate) edits: Vec<Edit>,
+}
+
+impl Plan {
+    /// Remove a Responses item's provider id (`msg_`, `fc_`): the item is then plain input.
+    pub(crate) fn remove_item_id(&mut self, item: usize) {
+        self.fields.push(FieldEdit {
+            item,
+            sub: None,
+            name: "id".into(),
+            value: None,
+        });
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.edits.is_empty()
+    }
+
+    /// Move history item `from` to just before item `to`.
+    pub(crate) fn move_item_before(&mut self, from: usize, to: usize, value: Value) {
+        self.drop_items.insert(from);
+        self.moved_items.insert(from);
+        self.insert_before.entry(to).or_default().push(value);
+    }
+
+    fn note(&mut self, rule: Rule, path: String, action: &'static str, detail: String) {
+        self.edits.push(Edit {
+            rule,
+            path,
+            action,
+            detail,
+        });
+    }
+
+    pub(crate) fn apply(&self, body: &Value, d: Dialect) -> Value {
+        let key = d.history_key();
+        let (Some(obj), Some(items)) = (body.as_object(), body.get(key).and_then(Value::as_array))
+        else {
+            return body.clone();
+        };
+        let mut fields_by_item: HashMap<usize, Vec<&FieldEdit>> = HashMap::new();
+        for f in &self.fields {
+            fields_by_item.entry(f.item).or_default().push(f);
+        }
+        let mut sub_keys: BTreeMap<usize, BTreeSet<&'static str>> = BTreeMap::new();
+        for &(i, k, _) in self
+            .drop_subs
+            .iter()
+            .chain(self.replace_subs.keys())
+            .chain(self.insert_subs.keys())
+        {
+            sub_keys.entry(i).or_default().insert(k);
+        }
+        for f in &self.fields {
+            if let Some((k, _)) = f.sub {
+                sub_keys.entry(f.item).or_default().insert(k);
+            }
+        }
+        let mut rebuilt = Vec::with_capacity(items.len() + 4);
+        for (i, item) in items.iter().enumerate() {
+            if let Some(extra) = self.insert_before.get(&i) {
+                rebuilt.extend(extra.iter().cloned());
+            }
+            if !self.drop_items.contains(&i) {
+                let mut it = self
+                    .replace_items
+                    .get(&i)
+                    .cloned()
+                    .unwrap_or_else(|| item.clone());
+                for k in sub_keys.get(&i).into_iter().flatten() {
+                    self.apply_subs(&mut it, i, k, fields_by_item.get(&i));
+                }
+                if let (Some(fs), Some(obj)) = (fields_by_item.get(&i), it.as_object_mut()) {
+                    for FieldEdit {
+                        sub, name, value, ..
+                    } in fs.iter().copied()
+                    {
+                        if sub.is_some() {
+                            continue;
+                        }
+                        match value {
+                            Some(v) => {
+                                obj.insert(name.clone(), v.clone());
+                            }
+                            None => {
+                                obj.shift_remove(name);
+                            }
+                        }
+                    }
+                }
+                rebuilt.push(it);
+            }
+            if let Some(extra) = self.insert_after.get(&i) {
+                rebuilt.extend(extra.iter().cloned());
+            }
+        }
+        // Everything but the history is copied as it is, in its place.
+        let mut rebuilt = Some(Value::Array(rebuilt));
+        let out: serde_json::Map<String, Value> = obj
+            .iter()
+            .map(|(k, v)| {
+                let v = if k == key {
+                    rebuilt.take().unwrap_or_default()
+                } else {
+                    v.clone()
+                };
+                (k.clone(), v)
+            })
+            .collect();
+        Value::Object(out)
+    }
+
+    fn apply_subs(
+        &self,
+        item: &mut Value,
+        i: usize,
+        k: &'static str,
+        fields: Option<&Vec<&FieldEdit>>,
+    ) {
+        let Some(obj) = item.as_object_mut() else {
+            return;
+        };
+        // Anthropic string content becomes a text block when blocks must go around it.
+        if let Some(Value::String(s)) = obj.get(k) {
+            let s = s.clone();
+            obj.insert(k.to_string(), json!([{"type": "text", "text": s}]));
+        }
+        let Some(Value::Array(arr)) = obj.get_mut(k) else {
+            return;
+        };
+        let old = std::mem::take(arr);
+        let mut new = Vec::with_capacity(old.len() + 2);
+        for (j, el) in old.into_iter().enumerate() {
+            if let Some(ins) = self.insert_subs.get(&(i, k, j)) {
+                new.extend(ins.iter().cloned());
+            }
+            if self.drop_subs.contains(&(i, k, j)) {
+                continue;
+            }
+            let mut el = self.replace_subs.get(&(i, k, j)).cloned().unwrap_or(el);
+            for f in fields.into_iter().flatten() {
+                if f.sub == Some((k, j)) {
+                    if let Some(o) = el.as_object_mut() {
+                        match &f.value {
+                            Some(v) => {
+                                o.insert(f.name.clone(), v.clone());
+                            }
+                            None => {
+                                o.shift_remove(&f.name);
+                            }
+                        }
+                    }
+                }
+            }
+            new.push(el);
+        }
+        if let Some(ins) = self.insert_subs.get(&(i, k, usize::MAX)) {
+            new.extend(ins.iter().cloned());
+        }
+        *arr = new;
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Target {
+    /// New items after this history item.
+    AfterItem(usize),
+    /// Blocks at the start (after leading results) of this item's content / parts.
+    IntoItem(usize, usize),
+}
+
+/// Where a result of the call at node `n` must go.
+fn target_for(a: &Analysis, n: usize) -> Target {
+    let chain = &a.chain;
+    let c = chain.nodes[n].turn;
+    let item = |t: usize| chain.turns[t].ptr.item.map(|i| i as usize).unwrap_or(0);
+    match a.dialect {
+        Dialect::OpenAiChat | Dialect::OpenAiResponses => {
+            // After the run of tool results (and, in Responses, sibling calls) that follows.
+            let mut t = c;
+            while t + 1 < chain.turns.len() {
+                let next = &chain.turns[t + 1];
+                let sibling_call = a.dialect == Dialect::OpenAiResponses
+                    && chain.turn_nodes(t + 1).iter().all(|m| {
+                        matches!(
+                            m.kind,
+                            NodeKind::Call {
+                                kind: CallKind::Client,
+                                ..
+                            }
+                        )
+                    });
+                if next.role == Role::Tool || sibling_call {
+                    t += 1;
+                } else {
+                    break;
+                }
+            }
+            Target::AfterItem(item(t))
+        }
+        Dialect::Anthropic | Dialect::Gemini => {
+            let next_holds_results = chain.turns.get(c + 1).is_some_and(|t| {
+                matches!(t.role, Role::User | Role::Tool)
+                    && (a.dialect == Dialect::Anthropic
+                        || chain
+                            .turn_nodes(c + 1)
+                            .iter()
+                            .any(|m| matches!(m.kind, NodeKind::Result { .. })))
+            });
+            if next_holds_results {
+                let leading = chain
+                    .turn_nodes(c + 1)
+                    .iter()
+                    .take_while(|m| matches!(m.kind, NodeKind::Result { .. }))
+                    .count();
+                Target::IntoItem(
+                    item(c + 1),
+                    if a.dialect == Dialect::Gemini {
+                        usize::MAX
+                    } else {
+                        leading
+                    },
+                )
+            } else {
+                Target::AfterItem(item(c))
+            }
+        }
+    }
+}
+
+fn place(p: &mut Plan, a: &Analysis, body: &Value, target: Target, values: Vec<Value>) {
+    match (a.dialect, target) {
+        (Dialect::OpenAiChat | Dialect::OpenAiResponses, Target::AfterItem(i)) => {
+            p.insert_after.entry(i).or_default().extend(values);
+        }
+        (Dialect::Anthropic, Target::AfterItem(i)) => {
+            p.insert_after
+                .entry(i)
+                .or_default()
+                .push(json!({"role": "user", "content": values}));
+        }
+        (Dialect::Gemini, Target::AfterItem(i)) => {
+            p.insert_after
+                .entry(i)
+                .or_default()
+                .push(json!({"role": "user", "parts": values}));
+        }
+        (_, Target::IntoItem(i, at)) => {
+            let key = if a.dialect == Dialect::Gemini {
+                "parts"
+            } else {
+                "content"
+            };
+            // A string content counts as one block at index 0.
+            let len = body
+                .get(a.dialect.history_key())
+                .and_then(|h| h.get(i))
+                .and_then(|m| m.get(key))
+                .map(|c| c.as_array().map(Vec::len).unwrap_or(1))
+                .unwrap_or(0);
+            let at = if at >= len { usize::MAX } else { at };
+            p.insert_subs
+                .entry((i, key, at))
+                .or_default()
+                .extend(values);
+        }
+    }
+}
+
+/// Drop the node `n`: a whole item where the node is the item, else the element.
+fn drop_node(p: &mut Plan, a: &Analysis, n: usize) {
+    let ptr = a.chain.nodes[n].ptr;
+    match (ptr.item, ptr.key, ptr.sub) {
+        (Some(i), Some(k), Some(j)) => {
+            p.drop_subs.insert((i as usize, k, j as usize));
+        }
+        (Some(i), _, None) => {
+            p.drop_items.insert(i as usize);
+        }
+        _ => {}
+    }
+}
+
+fn replace_node(p: &mut Plan, ptr: Ptr, value: Value) {
+    match (ptr.item, ptr.key, ptr.sub) {
+        (Some(i), Some(k), Some(j)) => {
+            p.replace_subs.insert((i as usize, k, j as usize), value);
+        }
+        (Some(i), _, None) => {
+            p.replace_items.insert(i as usize, value);
+        }
+        _ => {}
+    }
+}
+
+fn value_at(body: &Value, ptr: Ptr) -> Option<&Value> {
+    let mut v = body.get(ptr.root)?;
+    if let Some(i) = ptr.item {
+        v = v.get(i as usize)?;
+    }
+    if let Some(k) = ptr.key {
+        v = v.get(k)?;
+    }
+    if let Some(j) = ptr.sub {
+        v = v.get(j as usize)?;
+    }
+    Some(v)
+}
+
+fn describe_call(a: &Analysis, n: usize) -> String {
+    match a.chain.nodes[n].kind {
+        NodeKind::Call { call_id, name, .. } => match (call_id, name) {
+            (Some(id), Some(name)) => format!("call `{id}` to `{name}`"),
+            (Some(id), None) => format!("call `{id}`"),
+            (None, Some(name)) => format!("the call to `{name}`"),
+            (None, None) => "the call".into(),
+        },
+        _ => "the call".into(),
+    }
+}
+
+/// A result for the call at node `n`, saying it was interrupted. None when another call
+/// has the same id: a result with that id would answer the other call just as well (and
+/// the next pass would drop it again as a second answer), so that is left unrepairable.
+fn synthesized(a: &Analysis, body: &Value, n: usize) -> Option<Value> {
+    let NodeKind::Call {
+        call_id,
+        name,
+        wire,
+        ..
+    } = a.chain.nodes[n].kind
+    else {
+        return None;
+    };
+    if let Some(id) = call_id {
+        let shared = a.chain.nodes.iter().enumerate().any(|(k, m)| {
+            k != n && matches!(m.kind, NodeKind::Call { call_id: Some(c), .. } if c == id)
+        });
+        if shared {
+            return None;
+        }
+    }
+    Some(match a.dialect {
+        Dialect::OpenAiChat => dialect::openai_chat::synthesized_result(call_id?, INTERRUPTED),
+        Dialect::OpenAiResponses => {
+            dialect::openai_responses::synthesized_result(wire, call_id?, INTERRUPTED)?
+        }
+        Dialect::Anthropic => dialect::anthropic::synthesized_result(call_id?, INTERRUPTED),
+        Dialect::Gemini => {
+            let snake = value_at(body, a.chain.nodes[n].ptr)
+                .is_some_and(|part| part.get("function_call").is_some());
+            dialect::gemini::synthesized_result(call_id, name?, INTERRUPTED, snake)
+        }
+    })
+}
+
+fn dialect_result_as_text(d: Dialect, value: &Value) -> Value {
+    match d {
+        Dialect::OpenAiChat => dialect::openai_chat::result_as_text(value),
+        Dialect::OpenAiResponses => dialect::openai_responses::result_as_text(value),
+        Dialect::Anthropic => dialect::anthropic::result_as_text(value),
+        Dialect::Gemini => dialect::gemini::result_as_text(value),
+    }
+}
+
+/// The edit that sets the call id on a call (`is_call`) or result node.
+fn id_field_edit(d: Dialect, ptr: Ptr, is_call: bool, id: &str) -> Option<FieldEdit> {
+    let field = match (d, is_call) {
+        (Dialect::OpenAiChat, true) | (Dialect::Anthropic, true) | (Dialect::Gemini, _) => "id",
+        (Dialect::OpenAiChat, false) => "tool_call_id",
+        (Dialect::OpenAiResponses, _) => "call_id",
+        (Dialect::Anthropic, false) => "tool_use_id",
+    };
+    if d == Dialect::Gemini {
+        return None;
+    }
+    let item = ptr.item? as usize;
+    let sub = match (ptr.key, ptr.sub) {
+        (Some(k), Some(j)) => Some((k, j as usize)),
+        _ => None,
+    };
+    Some(FieldEdit {
+        item,
+        sub,
+        name: field.into(),
+        value: Some(json!(id)),
+    })
+}

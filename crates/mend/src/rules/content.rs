@@ -1,0 +1,397 @@
+//! Content: messages and blocks carry content where the API requires it, and the body has
+//! the dialect's shape (`malformed`, found mostly by the dialect readers while they map
+//! the wire onto the chain).
+
+use serde_json::{json, Value};
+
+use crate::chain::{NodeKind, Role};
+use crate::dialect::Dialect;
+use crate::repair::Fixer;
+use crate::violation::{Defect, Rule, Severity, Violation};
+
+use super::{Ctx, ProviderText, Repair, RuleSpec};
+
+pub(crate) const EMPTY_CONTENT: RuleSpec = RuleSpec {
+    // @spec empty-content
+    id: "empty-content",
+    summary: "a message, text block or part with no content, or an empty history",
+    dialects: &[Dialect::OpenAiChat, Dialect::Anthropic, Dialect::Gemini],
+    profiles: &[],
+    severity: Severity::Error,
+    provider_texts: &[
+        ProviderText {
+            provider: "anthropic",
+            text: "messages: text content blocks must be non-empty",
+            source: "provider-errors.jsonl anthropic-06",
+        },
+        ProviderText {
+            provider: "anthropic",
+            text: "messages.0: all messages must have non-empty content except for the optional final assistant message",
+            source: "provider-errors.jsonl anthropic-08",
+        },
+        ProviderText {
+            provider: "openai",
+            text: "Invalid value for 'content': expected a string, got null.",
+            source: "provider-errors.jsonl openai_chat-20",
+        },
+        ProviderText {
+            provider: "gemini",
+            text: "* GenerateContentRequest.contents[1].parts: contents.parts must not be empty.",
+            source: "provider-errors.jsonl gemini-07",
+        },
+        ProviderText {
+            provider: "gemini",
+            text: "* GenerateContentRequest.contents[33].parts[0].data: required oneof field 'data' must have one initialized field",
+            source: "provider-errors.jsonl gemini-08",
+        },
+        ProviderText {
+            provider: "vertex",
+            text: "Unable to submit request because it must include at least one parts field, which describes the prompt input. Learn more: https://cloud.google.com/vertex-ai/generative-ai/docs/model-reference/gemini",
+            source: "provider-errors.jsonl gemini-06",
+        },
+        ProviderText {
+            provider: "openai",
+            text: "Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.",
+            source: "provider-errors.jsonl openai_chat-35",
+        },
+    ],
+    repair: Repair::Sometimes("Drops an empty or blank text block, an empty Gemini part, or a message with no content; in OpenAI chat, a null content on a user/system/tool message becomes \"\"; a Gemini part that kept only its thought signature gets an empty text so the signature survives. An empty history (messages: [] or no contents) is reported and left alone."),
+    doc: "Anthropic rejects any message with empty content except an optional final assistant message, and any text block that is empty or white space only; Gemini rejects a turn with no parts, a turn of only empty text parts, and a part that sets none of its data fields; OpenAI rejects a null content on user/system/tool messages and on an assistant message without tool calls; all three reject an empty history.\nMust not flag: an OpenAI assistant message with null content and tool_calls, a user content of \"\" (accepted), an Anthropic image-only user message, a tool_use-only assistant message, an empty final assistant message, a Gemini part that is an empty text carrying a thought signature.\nResponses has no such check. The catalog line says (anthropic, gemini) but the code checks OpenAI chat as well.\nFix: drop what is empty, keep signatures, set null to \"\"; an empty history cannot be filled without inventing a message.",
+    example: r#"{
+  "model": "claude-sonnet-4-20250514",
+  "max_tokens": 1024,
+  "messages": [
+    {
+      "role": "user",
+      "content": [
+        {
+          "type": "text",
+          "text": "Summarize the attached notes."
+        },
+        {
+          "type": "text",
+          "text": "  "
+        }
+      ]
+    },
+    {
+      "role": "assistant",
+      "content": "Which notes? I see no attachment."
+    },
+    {
+      "role": "user",
+      "content": "Sorry, here: buy milk, call Ana."
+    }
+  ]
+}"#,
+    // @end
+    fix: Some(fill_or_drop_the_empty),
+};
+
+pub(crate) const MALFORMED: RuleSpec = RuleSpec {
+    // @spec malformed
+    id: "malformed",
+    summary: "the body does not have the dialect's shape (wrong type, missing or unknown field), or a field the chosen provider rejects",
+    dialects: super::ALL_DIALECTS,
+    profiles: &["groq", "cerebras", "fireworks", "xai"],
+    severity: Severity::Error,
+    provider_texts: &[
+        ProviderText {
+            provider: "openai",
+            text: "Invalid 'messages[1].tool_calls': empty array. Expected an array with minimum length 1, but got an empty array instead.",
+            source: "provider-errors.jsonl openai_chat-08",
+        },
+        ProviderText {
+            provider: "anthropic",
+            text: "messages: final assistant content cannot end with trailing whitespace",
+            source: "provider-errors.jsonl anthropic-12",
+        },
+        ProviderText {
+            provider: "openai",
+            text: "Invalid 'messages[69].tool_calls[0].function.name': empty string. Expected a string with minimum length 1, but got an empty string instead.",
+            source: "provider-errors.jsonl openai_chat-22",
+        },
+        ProviderText {
+            provider: "groq",
+            text: "'messages.0' : for 'role:user' the following must be satisfied[('messages.0' : property 'timestamp' is unsupported)]",
+            source: "provider-errors.jsonl openai_chat-15",
+        },
+        ProviderText {
+            provider: "xai",
+            text: "Only messages of role 'user' can have a name.",
+            source: "provider-errors.jsonl openai_chat-21",
+        },
+        ProviderText {
+            provider: "fireworks",
+            text: "3 request validation errors: Extra inputs are not permitted, field: 'messages[7].tool_calls[0].approxNumTokens', value: 0; Extra inputs are not permitted, field: 'messages[7].tool_calls[1].approxNumTokens', value: 0; Extra inputs are not permitted, field: 'messages[7].tool_calls[2].approxNumTokens', value: 0",
+            source: "provider-errors.jsonl openai_chat-23",
+        },
+    ],
+    repair: Repair::Sometimes("Removes an empty tool_calls array from an OpenAI chat assistant message, and trims trailing white space from a final Anthropic assistant prefill. Every other shape problem is reported and left alone; a body with no readable history is a usage error (exit 2), not a finding."),
+    doc: "Each dialect reader reports shapes it cannot read (a value of the wrong type, a block or part without its type, a missing required field) as malformed with a JSON pointer, instead of failing.\nAlso reported here: an OpenAI chat `tool_calls: []` and an empty function name, an Anthropic final assistant prefill ending in white space, and under strict profiles the fields a provider rejects: groq and cerebras unknown message fields (e.g. reasoning_content, timestamp), fireworks unknown tool call fields, xai a name on a non-user message.\nMust not flag: unknown fields under the generic profile (kept verbatim), Anthropic document and image blocks, Gemini fileData and code-execution parts, Responses input as a plain string.\nThe code quotes Groq's wording for Cerebras too; the Cerebras row (openai_chat-33) reads \"messages.2.assistant.reasoning_content: property '…' is unsupported\". The empty tool_calls row (openai_chat-08) matches but is not quoted (the finding has no provider text).\nFix: only the two safe edits above; everything else needs the client fixed.",
+    example: r#"{
+  "model": "gpt-4o",
+  "messages": [
+    {
+      "role": "user",
+      "content": "Hi there"
+    },
+    {
+      "role": "assistant",
+      "content": "Hello! How can I help?",
+      "tool_calls": []
+    },
+    {
+      "role": "user",
+      "content": "What's 2+2?"
+    }
+  ]
+}"#,
+    // @end
+    fix: Some(reshape_the_known_defects),
+};
+
+// ---------------------------------------------------------------------------------------
+// The checks.
+
+/// Messages and blocks carry content where the API requires it.
+pub(crate) fn content_is_not_empty(ctx: &Ctx, out: &mut Vec<Violation>) {
+    let chain = ctx.chain;
+    let history = ctx.history();
+    if chain.facts.history_is_array && history.is_empty() && ctx.dialect != Dialect::OpenAiResponses
+    {
+        let key = ctx.dialect.history_key();
+        let text = match ctx.dialect {
+            Dialect::OpenAiChat => "Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.",
+            Dialect::Anthropic => "messages: at least one message is required",
+            _ => "contents is not specified",
+        };
+        out.push(
+            Violation::error(
+                Rule::EmptyContent,
+                crate::chain::Ptr::root(key).render(),
+                format!("`{key}` is empty: the request has no history to answer"),
+            )
+            .provider(Some(text.into())),
+        );
+    }
+    let last = history.last().copied();
+    for &t in &history {
+        let turn = &chain.turns[t];
+        let nodes = chain.turn_nodes(t);
+        let path = turn.ptr;
+        let ix = ctx.turn_ix(t);
+        let has = |f: fn(&NodeKind) -> bool| nodes.iter().any(|n| f(&n.kind));
+        match ctx.dialect {
+            Dialect::OpenAiChat => {
+                let empty = turn.empty
+                    && match turn.role {
+                        Role::Assistant => !has(|k| {
+                            matches!(k, NodeKind::Call { .. } | NodeKind::Reasoning { .. })
+                        }),
+                        Role::User | Role::System | Role::Tool => true,
+                        Role::Unknown => false,
+                    };
+                if empty {
+                    out.push(
+                        ctx.at_turn(
+                            Rule::EmptyContent,
+                            t,
+                            format!("{path} ({}) has no content", turn.wire),
+                        )
+                        .provider(Some(
+                            "Invalid value for 'content': expected a string, got null.".into(),
+                        )),
+                    );
+                }
+            }
+            Dialect::Anthropic => {
+                let final_assistant = Some(t) == last && turn.role == Role::Assistant;
+                if turn.empty && !final_assistant {
+                    out.push(
+                        ctx.at_turn(Rule::EmptyContent, t, format!("{path} ({}) has no content", turn.wire))
+                            .provider(Some(format!("messages.{ix}: all messages must have non-empty content except for the optional final assistant message")))
+                    );
+                } else if !final_assistant {
+                    for (k, n) in nodes.iter().enumerate() {
+                        if matches!(n.kind, NodeKind::Text { blank: true }) {
+                            let p = n.ptr.render();
+                            out.push(
+                                ctx.at_node(
+                                    Rule::EmptyContent,
+                                    turn.first + k,
+                                    format!("the text at {p} is empty or only white space"),
+                                )
+                                .provider(Some(
+                                    "messages: text content blocks must be non-empty".into(),
+                                )),
+                            );
+                        }
+                    }
+                }
+            }
+            Dialect::Gemini => {
+                let all_blank = !nodes.is_empty()
+                    && nodes
+                        .iter()
+                        .all(|n| matches!(n.kind, NodeKind::Text { blank: true }));
+                if all_blank {
+                    out.push(
+                        ctx.at_turn(Rule::EmptyContent, t, format!("{path} holds only empty text parts"))
+                            .provider(Some("Unable to submit request because it must include at least one parts field, which describes the prompt input. Learn more: https://cloud.google.com/vertex-ai/generative-ai/docs/model-reference/gemini".into()))
+                    );
+                }
+                if turn.empty {
+                    out.push(
+                        ctx.at_turn(Rule::EmptyContent, t, format!("{path} has no parts"))
+                            .provider(Some(format!("* GenerateContentRequest.contents[{ix}].parts: contents.parts must not be empty.")))
+                    );
+                }
+                for (k, n) in nodes.iter().enumerate() {
+                    if matches!(n.kind, NodeKind::Empty) {
+                        let p = n.ptr.render();
+                        out.push(
+                            ctx.at_node(Rule::EmptyContent, turn.first + k, format!("the part at {p} sets none of text, inlineData, fileData, functionCall or functionResponse"))
+                                .provider(Some(format!(
+                                    "* GenerateContentRequest.contents[{ix}].parts[{}].data: required oneof field 'data' must have one initialized field",
+                                    n.ptr.sub.unwrap_or(0)
+                                )))
+                        );
+                    }
+                }
+            }
+            Dialect::OpenAiResponses => {}
+        }
+    }
+}
+
+/// Anthropic: the final assistant message (a prefill) does not end with white space.
+pub(crate) fn prefill_has_no_trailing_whitespace(ctx: &Ctx, out: &mut Vec<Violation>) {
+    let Some(ptr) = ctx.chain.facts.final_trailing_whitespace else {
+        return;
+    };
+    let path = ptr.render();
+    let node = ctx.chain.nodes.iter().rposition(|n| n.ptr == ptr);
+    let turn = ctx
+        .chain
+        .turns
+        .iter()
+        .rposition(|t| ptr.item.is_some() && t.ptr.root == ptr.root && t.ptr.item == ptr.item);
+    let mut v = Violation::error(
+        Rule::Malformed,
+        path.clone(),
+        format!("the final assistant message (a prefill) ends with white space at {path}; Anthropic rejects that"),
+    )
+    .provider(Some("messages: final assistant content cannot end with trailing whitespace".into()))
+    .with_defect(Defect::TrailingWhitespace);
+    if let Some(t) = turn {
+        v = v.at_turn(t);
+    }
+    if let (Some(n), Some(t)) = (node, turn) {
+        v = v.at_node(n, t);
+    }
+    out.push(v);
+}
+
+// ---------------------------------------------------------------------------------------
+// The fixes.
+
+/// `empty-content`: an empty text block goes (a Gemini part that kept only its thought
+/// signature gets an empty text instead, keeping the signature); an OpenAI chat message
+/// with null content gets an empty string; any other empty message goes.
+fn fill_or_drop_the_empty(fx: &mut Fixer, v: &Violation) {
+    let chain = fx.chain();
+    let block = v
+        .loc
+        .node
+        .filter(|&n| matches!(chain.nodes[n].kind, NodeKind::Text { .. } | NodeKind::Empty));
+    // A Gemini part that kept only its thought signature: the signature is worth keeping,
+    // on an empty text part (as Gemini itself streams it).
+    let signed_part = block.filter(|&n| {
+        fx.dialect() == Dialect::Gemini
+            && fx.value_of(n).is_some_and(|part| {
+                part.get("thoughtSignature").is_some() || part.get("thought_signature").is_some()
+            })
+    });
+    if let Some(n) = signed_part {
+        let ptr = chain.nodes[n].ptr;
+        if ptr.sub.is_some() && fx.claim(n) && fx.set_field(ptr, "text", Some(json!(""))) {
+            let detail =
+                "gave the signature-only part an empty text, keeping its thought signature";
+            fx.note(v.rule, v.path.clone(), "set", detail.into());
+        }
+    } else if let Some(n) = block {
+        if fx.claim(n) {
+            fx.drop_node(n);
+            fx.note(
+                v.rule,
+                v.path.clone(),
+                "drop",
+                "dropped the empty block".into(),
+            );
+        }
+    } else if let Some(t) = v.loc.turn {
+        let turn = &chain.turns[t];
+        let Some(i) = fx.item_of_turn(t) else {
+            return;
+        };
+        if fx.dialect() == Dialect::OpenAiChat && turn.role != Role::Assistant {
+            fx.set_field(turn.ptr, "content", Some(json!("")));
+            let detail = "set the null content to an empty string";
+            fx.note(v.rule, v.path.clone(), "set", detail.into());
+        } else if fx.plan.drop_items.insert(i) {
+            let detail = format!("dropped the {} message, which has no content", turn.wire);
+            fx.note(v.rule, v.path.clone(), "drop", detail);
+        }
+    }
+}
+
+/// `malformed`: the two malformations with one sound fix: a prefill's trailing white
+/// space is trimmed, and an empty `tool_calls` array is removed. Every other malformed
+/// body is reported and left alone: its shape says nothing about what was meant.
+fn reshape_the_known_defects(fx: &mut Fixer, v: &Violation) {
+    match v.defect {
+        Some(Defect::TrailingWhitespace) => trim_the_prefill(fx, v),
+        Some(Defect::EmptyToolCalls) => {
+            let Some(t) = v.loc.turn else { return };
+            let ptr = fx.chain().turns[t].ptr;
+            if ptr.item.is_some() && fx.set_field(ptr, "tool_calls", None) {
+                let detail = "removed the empty tool_calls array";
+                fx.note(v.rule, v.path.clone(), "drop", detail.into());
+            }
+        }
+        None => {}
+    }
+}
+
+fn trim_the_prefill(fx: &mut Fixer, v: &Violation) {
+    let Some(ptr) = fx.chain().facts.final_trailing_whitespace else {
+        return;
+    };
+    let Some(Value::String(text)) = fx.value_at(ptr).and_then(|v| {
+        if v.is_string() {
+            Some(v)
+        } else {
+            v.get("text")
+        }
+    }) else {
+        return;
+    };
+    let trimmed = json!(text.trim_end());
+    let set = match (ptr.key, ptr.sub) {
+        (Some(_), Some(_)) => fx.set_field(ptr, "text", Some(trimmed)),
+        _ => fx.set_field(
+            crate::chain::Ptr {
+                key: None,
+                sub: None,
+                ..ptr
+            },
+            "content",
+            Some(trimmed),
+        ),
+    };
+    if set {
+        let detail = "removed the trailing white space of the final assistant text";
+        fx.note(v.rule, v.path.clone(), "set", detail.into());
+    }
+}

@@ -1,0 +1,520 @@
+//! Call ids: every call carries an id its results can name, of the form the provider
+//! accepts (OpenAI's length limits, Mistral's nine alphanumerics, Anthropic's pattern).
+//!
+//! The fix renames to a conforming id derived from the old one (the same old id always
+//! maps to the same new one, so calls and results stay paired), and gives an id back to
+//! a call or result that lost it only where the history proves which it was.
+
+use std::collections::{BTreeMap, HashMap};
+
+use crate::chain::{CallKind, NodeKind, Role};
+use crate::dialect::{self, Dialect};
+use crate::profile::CallIdForm;
+use crate::repair::Fixer;
+use crate::violation::{Rule, Severity, Violation};
+use crate::Analysis;
+
+use super::{Ctx, ProviderText, Repair, RuleSpec};
+
+pub(crate) const INVALID_CALL_ID: RuleSpec = RuleSpec {
+    // @spec invalid-call-id
+    id: "invalid-call-id",
+    summary: "a call id too long, of the wrong form for the provider, or missing (or a Gemini functionResponse without a name)",
+    dialects: super::ALL_DIALECTS,
+    profiles: &["openai", "azure", "mistral"],
+    severity: Severity::Error,
+    provider_texts: &[
+        ProviderText {
+            provider: "openai",
+            text: "Invalid 'messages[68].tool_calls[0].id': string too long. Expected a string with maximum length 40, but got a string with length 46 instead.",
+            source: "provider-errors.jsonl openai_chat-07",
+        },
+        ProviderText {
+            provider: "mistral",
+            text: "Tool call id was … but must be a-z, A-Z, 0-9, with a length of 9.",
+            source: "provider-errors.jsonl openai_chat-03",
+        },
+        ProviderText {
+            provider: "openai",
+            text: "Invalid 'input[95].call_id': string too long. Expected a string with maximum length 64, but got a string with length 116 instead.",
+            source: "provider-errors.jsonl openai_responses-13",
+        },
+        ProviderText {
+            provider: "anthropic",
+            text: "messages.1.content.1.tool_use.id: String should match pattern '^[a-zA-Z0-9_-]+$'",
+            source: "provider-errors.jsonl anthropic-04",
+        },
+        ProviderText {
+            provider: "openai",
+            text: "Missing parameter 'tool_call_id': messages with role 'tool' must have a 'tool_call_id'.",
+            source: "provider-errors.jsonl openai_chat-28",
+        },
+        ProviderText {
+            provider: "anthropic",
+            text: "***.***.content.2.server_tool_use.id: String should match pattern '^srvtoolu_[a-zA-Z0-9_]+$'",
+            source: "provider-errors.jsonl anthropic-22",
+        },
+        ProviderText {
+            provider: "gemini",
+            text: "* GenerateContentRequest.contents[3].parts[0].function_response.name: Name cannot be empty.",
+            source: "provider-errors.jsonl gemini-12",
+        },
+    ],
+    repair: Repair::Sometimes("Renames a too-long or wrongly formed id to a conforming one on the call and all its results alike; gives an id-less result (or call) back the id of the one unanswered call (or orphan result) beside it; otherwise drops an id-less call and treats an id-less result as an orphan. A server_tool_use id without the srvtoolu_ prefix and a Gemini functionResponse without a name are reported and left alone."),
+    doc: "Providers constrain call ids: OpenAI chat at most 40 characters and Responses call_id at most 64 (openai and azure profiles; the Responses default profile is openai, the chat default is generic and does not check length), Mistral exactly 9 characters of a-z, A-Z, 0-9, Anthropic `^[a-zA-Z0-9_-]+$` for tool ids and `^srvtoolu_` for server tool ids.\nEvery dialect but Gemini also needs an id on each call and result: a chat tool message without `tool_call_id`, a Responses output with an empty or missing `call_id`; Gemini pairs by name, so a functionResponse without a name is flagged here.\nMust not flag: an id of exactly 40 (chat) or 64 (Responses) characters, Mistral-form ids under mistral, Bedrock/Vertex-style toolu_vrtx ids, Gemini calls and responses without ids.\nAlso quoted by the code: openai_chat-30 (Mistral, missing id), openai_responses-11 (empty call_id) and openai_responses-12 (missing call_id).\nFix: rename to a conforming id (keeping the call/result pairing), restore a lost id when one neighbour proves it, otherwise drop what can never be answered.",
+    example: r#"{
+  "model": "gpt-5",
+  "input": [
+    {
+      "role": "user",
+      "content": "List the files in the repo."
+    },
+    {
+      "type": "function_call",
+      "call_id": "toolu_vrtx_01KKMxh6V7Kx6g5tZbQBfQ9b_shell_20250101_attempt_0001_ab",
+      "name": "shell",
+      "arguments": "{\"cmd\":\"ls\"}"
+    },
+    {
+      "type": "function_call_output",
+      "call_id": "toolu_vrtx_01KKMxh6V7Kx6g5tZbQBfQ9b_shell_20250101_attempt_0001_ab",
+      "output": "README.md\nsrc"
+    }
+  ]
+}"#,
+    // @end
+    fix: Some(give_a_valid_id),
+};
+
+// ---------------------------------------------------------------------------------------
+// The checks.
+
+/// Call ids have the form the target provider accepts.
+pub(crate) fn call_ids_have_the_providers_form(ctx: &Ctx, out: &mut Vec<Violation>) {
+    let form = match ctx.dialect {
+        Dialect::OpenAiChat => ctx.profile.chat_call_id,
+        Dialect::OpenAiResponses => ctx.profile.responses_call_id,
+        _ => CallIdForm::Any,
+    };
+    for (n, node) in ctx.chain.nodes.iter().enumerate() {
+        let (id, is_call, wire) = match node.kind {
+            NodeKind::Call {
+                call_id: Some(id),
+                wire,
+                ..
+            } => (id, true, wire),
+            NodeKind::Result {
+                call_id: Some(id),
+                wire,
+                ..
+            } => (id, false, wire),
+            _ => continue,
+        };
+        if id.is_empty() {
+            continue;
+        }
+        let turn_ix = ctx.turn_ix(node.turn);
+        let problem: Option<(String, Option<String>)> = match (ctx.dialect, form) {
+            (Dialect::Anthropic, _) if is_call && wire == "server_tool_use" && !id.starts_with("srvtoolu_") => Some((
+                format!("server tool call id `{id}` does not start with `srvtoolu_`"),
+                Some(format!(
+                    "messages.{turn_ix}.content.{}.server_tool_use.id: String should match pattern '^srvtoolu_[a-zA-Z0-9_]+$'",
+                    ctx.node_sub(n).unwrap_or(0)
+                )),
+            )),
+            (Dialect::Anthropic, _) if !id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-') => Some((
+                format!("tool id `{id}` has characters outside a-z, A-Z, 0-9, `_` and `-`"),
+                Some(format!(
+                    "messages.{turn_ix}.content.{}.{}.id: String should match pattern '^[a-zA-Z0-9_-]+$'",
+                    ctx.node_sub(n).unwrap_or(0),
+                    if is_call { "tool_use" } else { "tool_result" }
+                )),
+            )),
+            (Dialect::OpenAiChat, CallIdForm::MaxLen(max)) if is_call && id.chars().count() > max => Some((
+                format!("call id `{id}` is {} characters long; {} accepts at most {max}", id.chars().count(), ctx.profile.name),
+                Some(format!(
+                    "Invalid 'messages[{turn_ix}].tool_calls[{}].id': string too long. Expected a string with maximum length {max}, but got a string with length {} instead.",
+                    ctx.node_sub(n).unwrap_or(0),
+                    id.chars().count()
+                )),
+            )),
+            (Dialect::OpenAiResponses, CallIdForm::MaxLen(max)) if id.chars().count() > max => Some((
+                format!("call_id `{id}` is {} characters long; {} accepts at most {max}", id.chars().count(), ctx.profile.name),
+                Some(format!(
+                    "Invalid 'input[{turn_ix}].call_id': string too long. Expected a string with maximum length {max}, but got a string with length {} instead.",
+                    id.chars().count()
+                )),
+            )),
+            (_, CallIdForm::NineAlnum) if !(id.len() == 9 && id.bytes().all(|b| b.is_ascii_alphanumeric())) => Some((
+                format!("call id `{id}` is not 9 characters of a-z, A-Z, 0-9, as {} requires", ctx.profile.name),
+                Some(format!("Tool call id was {id} but must be a-z, A-Z, 0-9, with a length of 9.")),
+            )),
+            _ => None,
+        };
+        if let Some((message, provider)) = problem {
+            out.push(
+                ctx.at_node(Rule::InvalidCallId, n, message)
+                    .provider(provider),
+            );
+        }
+    }
+}
+
+/// A call with no id (or an empty one), where the dialect requires one.
+pub(crate) fn idless_call(
+    ctx: &Ctx,
+    n: usize,
+    call_id: Option<&str>,
+    name: Option<&str>,
+    wire: &str,
+) -> Violation {
+    let what = if call_id == Some("") {
+        "an empty id"
+    } else {
+        "no id"
+    };
+    let ix = ctx.turn_ix(ctx.chain.nodes[n].turn);
+    ctx.at_node(
+        Rule::InvalidCallId,
+        n,
+        format!(
+            "the {wire} call{} has {what}, so no result can answer it",
+            name.map(|s| format!(" to `{s}`")).unwrap_or_default()
+        ),
+    )
+    .provider(responses_missing_call_id(ctx.dialect, call_id, ix))
+}
+
+/// A result with no call id, in a dialect that pairs by id.
+pub(crate) fn idless_result(ctx: &Ctx, n: usize, call_id: Option<&str>, wire: &str) -> Violation {
+    let ix = ctx.turn_ix(ctx.chain.nodes[n].turn);
+    let text = match ctx.dialect {
+        Dialect::OpenAiChat if ctx.profile.id == crate::profile::ProfileId::Mistral => {
+            Some("Tool call id has to be defined.".to_string())
+        }
+        Dialect::OpenAiChat => Some(
+            "Missing parameter 'tool_call_id': messages with role 'tool' must have a 'tool_call_id'."
+                .into(),
+        ),
+        _ => responses_missing_call_id(ctx.dialect, call_id, ix),
+    };
+    ctx.at_node(
+        Rule::InvalidCallId,
+        n,
+        format!("the {wire} result carries no call id, so it answers no call"),
+    )
+    .provider(text)
+}
+
+/// Responses' texts for a missing or empty `call_id`.
+fn responses_missing_call_id(d: Dialect, call_id: Option<&str>, ix: u32) -> Option<String> {
+    match d {
+        Dialect::OpenAiResponses if call_id == Some("") => Some(format!(
+            "Invalid 'input[{ix}].call_id': empty string. Expected a string with minimum length 1, but got an empty string instead."
+        )),
+        Dialect::OpenAiResponses => Some(format!("Missing required parameter: input[{ix}].call_id")),
+        _ => None,
+    }
+}
+
+/// Gemini: a functionResponse without a name (Gemini pairs responses by name).
+pub(crate) fn nameless_response(ctx: &Ctx, n: usize) -> Violation {
+    let ix = ctx.turn_ix(ctx.chain.nodes[n].turn);
+    ctx.at_node(
+        Rule::InvalidCallId,
+        n,
+        "the functionResponse has no name; Gemini pairs responses with calls by name".into(),
+    )
+    .provider(Some(format!(
+        "* GenerateContentRequest.contents[{ix}].parts[{}].function_response.name: Name cannot be empty.",
+        ctx.node_sub(n).unwrap_or(0)
+    )))
+}
+
+// ---------------------------------------------------------------------------------------
+// The fixes.
+
+/// `invalid-call-id`: an id of the wrong form is renamed (on the call and its results
+/// alike); a call with no id, that no orphan result proves, is dropped (no result can
+/// ever answer it); a result with no call id is an orphan.
+fn give_a_valid_id(fx: &mut Fixer, v: &Violation) {
+    let Some(n) = v.loc.node else { return };
+    let d = fx.dialect();
+    let id = match fx.chain().nodes[n].kind {
+        NodeKind::Call {
+            call_id: Some(id), ..
+        }
+        | NodeKind::Result {
+            call_id: Some(id), ..
+        } if !id.is_empty() => id,
+        NodeKind::Call { .. } if d != Dialect::Gemini => {
+            if fx.claim(n) {
+                fx.drop_node(n);
+                let detail = format!(
+                    "dropped {}, which has no id and so can never be answered",
+                    fx.describe_call(n)
+                );
+                fx.note(v.rule, v.path.clone(), "drop", detail);
+            }
+            return;
+        }
+        NodeKind::Result { .. } if d != Dialect::Gemini => {
+            if fx.claim(n) {
+                fx.orphan(n, v);
+            }
+            return;
+        }
+        _ => return,
+    };
+    if let Some(new) = conforming_id(fx.a, id) {
+        if new != id {
+            fx.renames.insert(id.to_string(), new);
+        }
+    }
+}
+
+/// Before the fixes of a pass: give ids back where the history proves them. A result
+/// that lost its call id, alone where the results of exactly one unanswered call must
+/// sit, gets that call's id; a call that lost its id, alone in its turn, with exactly one
+/// orphan result where its results sit, gets that result's id.
+pub(crate) fn restore_lost_ids(fx: &mut Fixer) {
+    let a = fx.a;
+    let chain = fx.chain();
+    for (r, (id, c)) in restorable_result_ids(a, &fx.result_of, &fx.call_of) {
+        fx.claim(r);
+        fx.claim(c);
+        if fx.set_call_id(chain.nodes[r].ptr, false, id) {
+            let detail = format!(
+                "gave the result back the id `{id}` of the one unanswered call before it ({})",
+                chain.nodes[c].ptr.render()
+            );
+            fx.note(
+                Rule::InvalidCallId,
+                chain.nodes[r].ptr.render(),
+                "set",
+                detail,
+            );
+        }
+    }
+    let restored = restorable_ids(a, &fx.call_of);
+    for (&call, &(result, id)) in &restored {
+        fx.claim(call);
+        fx.claim(result);
+        let ptr = chain.nodes[call].ptr;
+        if !fx.set_call_id(ptr, true, id) {
+            continue;
+        }
+        let detail = format!(
+            "gave the call back its id `{id}`, from the one result that answers it ({})",
+            chain.nodes[result].ptr.render()
+        );
+        fx.note(Rule::InvalidCallId, ptr.render(), "set", detail);
+    }
+}
+
+/// An id of the form the profile wants, derived from `id` so that the same id always maps
+/// to the same new one (calls and their results stay paired).
+fn conforming_id(a: &Analysis, id: &str) -> Option<String> {
+    let h = fnv(id);
+    let form = match a.dialect {
+        Dialect::OpenAiChat => a.profile.chat_call_id,
+        Dialect::OpenAiResponses => a.profile.responses_call_id,
+        _ => CallIdForm::Any,
+    };
+    match (a.dialect, form) {
+        (_, CallIdForm::NineAlnum) => Some(base62(h, 9)),
+        (_, CallIdForm::MaxLen(max)) if id.chars().count() > max => {
+            let keep: String = id.chars().take(max.saturating_sub(9)).collect();
+            Some(format!("{keep}_{}", base62(h, 8)))
+        }
+        (Dialect::Anthropic, _) => {
+            let cleaned: String = id
+                .chars()
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                        c
+                    } else {
+                        '_'
+                    }
+                })
+                .collect();
+            Some(cleaned)
+        }
+        _ => None,
+    }
+}
+
+fn fnv(s: &str) -> u64 {
+    let mut h: u64 = 0xcbf29ce484222325;
+    for b in s.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x100000001b3);
+    }
+    h
+}
+
+fn base62(mut h: u64, len: usize) -> String {
+    const ABC: &[u8] = b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+    let mut s = String::with_capacity(len);
+    for _ in 0..len {
+        s.push(ABC[(h % 62) as usize] as char);
+        h /= 62;
+        if h == 0 {
+            h = fnv(&s) | 1;
+        }
+    }
+    s
+}
+
+/// Rename call ids consistently on calls and results.
+pub(crate) fn rename_ids(fx: &mut Fixer, renames: &BTreeMap<String, String>) {
+    for node in &fx.chain().nodes {
+        let (id, is_call) = match node.kind {
+            NodeKind::Call {
+                call_id: Some(id), ..
+            } => (id, true),
+            NodeKind::Result {
+                call_id: Some(id), ..
+            } => (id, false),
+            _ => continue,
+        };
+        let Some(new) = renames.get(id) else { continue };
+        if !fx.set_call_id(node.ptr, is_call, new) {
+            continue;
+        }
+        let detail =
+            format!("renamed call id `{id}` to `{new}`, on the call and its results alike");
+        fx.note(Rule::InvalidCallId, node.ptr.render(), "rename", detail);
+    }
+}
+
+/// Calls without an id whose turn has exactly one such call, with exactly one result that
+/// answers nothing where that call's results must sit: (call node) -> (result node, id).
+fn restorable_ids<'a>(
+    a: &Analysis<'a>,
+    call_of: &HashMap<usize, usize>,
+) -> BTreeMap<usize, (usize, &'a str)> {
+    let chain = &a.chain;
+    let mut out = BTreeMap::new();
+    if a.dialect == Dialect::Gemini {
+        return out;
+    }
+    for t in 0..chain.turns.len() {
+        let idless: Vec<usize> = (chain.turns[t].first..chain.turns[t].end)
+            .filter(|&n| {
+                matches!(chain.nodes[n].kind, NodeKind::Call { kind: CallKind::Client, call_id, wire, .. }
+                    if call_id.is_none_or(str::is_empty) && wire != dialect::openai_chat::LEGACY_FUNCTION_CALL)
+            })
+            .collect();
+        if idless.len() != 1 {
+            continue;
+        }
+        let window = result_window(a, t + 1);
+        let orphans: Vec<(usize, &str)> = window
+            .flat_map(|u| chain.turns[u].first..chain.turns[u].end)
+            .filter(|n| !call_of.contains_key(n))
+            .filter_map(|n| match chain.nodes[n].kind {
+                NodeKind::Result {
+                    kind: CallKind::Client,
+                    call_id: Some(id),
+                    ..
+                } if !id.is_empty() => Some((n, id)),
+                _ => None,
+            })
+            .collect();
+        if let [(r, id)] = orphans[..] {
+            out.insert(idless[0], (r, id));
+        }
+    }
+    out
+}
+
+/// Results without a call id, alone where the results of exactly one unanswered call must
+/// sit: (result node) -> (that call's id, call node).
+fn restorable_result_ids<'a>(
+    a: &Analysis<'a>,
+    result_of: &HashMap<usize, usize>,
+    call_of: &HashMap<usize, usize>,
+) -> Vec<(usize, (&'a str, usize))> {
+    let chain = &a.chain;
+    let mut out = Vec::new();
+    if a.dialect == Dialect::Gemini {
+        return out;
+    }
+    let only_calls = |t: usize| {
+        let nodes = chain.turn_nodes(t);
+        !nodes.is_empty()
+            && nodes.iter().all(|n| {
+                matches!(
+                    n.kind,
+                    NodeKind::Call {
+                        kind: CallKind::Client,
+                        ..
+                    }
+                )
+            })
+    };
+    let mut t = 0;
+    while t < chain.turns.len() {
+        if !chain.turn_nodes(t).iter().any(|n| {
+            matches!(
+                n.kind,
+                NodeKind::Call {
+                    kind: CallKind::Client,
+                    ..
+                }
+            )
+        }) {
+            t += 1;
+            continue;
+        }
+        // The call run: this turn, and in Responses the sibling call items after it.
+        let mut end = t + 1;
+        while a.dialect == Dialect::OpenAiResponses && end < chain.turns.len() && only_calls(end) {
+            end += 1;
+        }
+        let unanswered: Vec<(usize, &str)> = (chain.turns[t].first..chain.turns[end - 1].end)
+            .filter(|n| !result_of.contains_key(n))
+            .filter_map(|n| match chain.nodes[n].kind {
+                NodeKind::Call {
+                    kind: CallKind::Client,
+                    call_id: Some(id),
+                    ..
+                } if !id.is_empty() => Some((n, id)),
+                _ => None,
+            })
+            .collect();
+        let window = result_window(a, end);
+        let idless: Vec<usize> = window
+            .flat_map(|u| chain.turns[u].first..chain.turns[u].end)
+            .filter(|n| !call_of.contains_key(n))
+            .filter(|&n| {
+                matches!(chain.nodes[n].kind, NodeKind::Result { kind: CallKind::Client, call_id, name, .. }
+                    if call_id.is_none_or(str::is_empty) && name.is_none())
+            })
+            .collect();
+        if let ([(c, id)], [r]) = (&unanswered[..], &idless[..]) {
+            out.push((*r, (*id, *c)));
+        }
+        t = end;
+    }
+    out
+}
+
+/// The turns, from `start` on, where the results of the calls just before must sit: the
+/// next user message (Anthropic), or the run of tool turns (OpenAI dialects).
+fn result_window(a: &Analysis, start: usize) -> std::ops::Range<usize> {
+    let chain = &a.chain;
+    let mut end = start;
+    while end < chain.turns.len() {
+        let fits = match a.dialect {
+            Dialect::Anthropic => end == start && chain.turns[end].role == Role::User,
+            _ => chain.turns[end].role == Role::Tool,
+        };
+        if !fits {
+            break;
+        }
+        end += 1;
+    }
+    start..end
+}

@@ -1,0 +1,334 @@
+//! The rule catalog: every rule mend knows, one module per family, each rule one unit.
+//!
+//! A family module holds, for each of its rules, the [`RuleSpec`] (id, dialects,
+//! profiles, severity, the provider's own texts with their source, whether and how it
+//! repairs, the long explanation and an example body that breaks it), the check that
+//! finds it over the [`Chain`], and its fix. The families:
+//!
+//! | module | rules |
+//! |---|---|
+//! | [`pairing`] | `tool-result-without-call`, `tool-call-without-result`, `tool-result-not-adjacent`, `duplicate-call-id`, `function-response-count` |
+//! | [`ids`] | `invalid-call-id` |
+//! | [`roles`] | `role-order`, `function-call-position` |
+//! | [`content`] | `empty-content`, `malformed` |
+//! | [`reasoning`] | `reasoning-without-follower`, `call-without-reasoning`, `follower-id-mismatch`, `missing-reasoning-content` |
+//! | [`thinking`] | `thinking-not-first`, `thinking-modified`, `missing-thought-signature` |
+//!
+//! Adding a rule: its spec, check and fix in its family module, one line in the
+//! [`catalog!`] below, and its cases under `cases/<dialect>/<rule>/`.
+//!
+//! Invariants: checks never fail and never stop early; every finding is pushed with its
+//! [`Loc`](crate::violation::Loc) (indices into the chain) and the pointer rendered from
+//! it. A dialect contributes only [`Params`] and the profile's switches: the loops are the
+//! same for every dialect. Fixes ([`RuleSpec::fix`]) address what they change by the
+//! violation's `loc`, never by its path or its text.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::Serialize;
+
+use crate::chain::{Chain, Turn};
+use crate::dialect::Dialect;
+use crate::profile::Profile;
+use crate::violation::{Severity, Violation};
+
+pub(crate) mod content;
+pub(crate) mod ids;
+pub(crate) mod pairing;
+pub(crate) mod reasoning;
+pub(crate) mod roles;
+pub(crate) mod thinking;
+
+/// Everything the catalog says about one rule: what `mend rules` and `mend explain`
+/// print, and the fix repair runs for it.
+#[derive(Debug, Clone, Copy)]
+pub struct RuleSpec {
+    /// The stable id, e.g. `tool-result-without-call`.
+    pub id: &'static str,
+    /// One line: what is wrong.
+    pub summary: &'static str,
+    /// The dialects it applies to.
+    pub dialects: &'static [Dialect],
+    /// The provider profiles that switch it on or change it; empty when every profile of
+    /// its dialects enforces it.
+    pub profiles: &'static [&'static str],
+    /// The severity of its findings (some findings of a rule may be warnings where only
+    /// some deployments reject them: see `doc`).
+    pub severity: Severity,
+    /// The errors providers return for it, with where each was seen.
+    pub provider_texts: &'static [ProviderText],
+    /// Whether and how repair fixes it.
+    pub repair: Repair,
+    /// The long form: what the provider enforces, how the check decides, what the fix
+    /// does and when it leaves the body alone.
+    pub doc: &'static str,
+    /// A request body that breaks the rule (`mend explain` checks and repairs it).
+    pub example: &'static str,
+    /// The fix, run by repair for each finding of the rule.
+    pub(crate) fix: Option<crate::repair::FixFn>,
+}
+
+impl RuleSpec {
+    /// Whether repair has a fix for the rule (see [`RuleSpec::repair`] for when it applies).
+    pub fn has_fix(&self) -> bool {
+        self.fix.is_some()
+    }
+}
+
+/// One error text a provider returns, and where it was seen.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct ProviderText {
+    /// The dialect or provider that answers with it.
+    pub provider: &'static str,
+    /// The text, abridged where it carries ids (`…`).
+    pub text: &'static str,
+    /// The evidence: a row of `provider-errors.jsonl`, a recorded fixture, or a public
+    /// source by name.
+    pub source: &'static str,
+}
+
+/// Whether and how a rule's findings are repaired.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(tag = "availability", content = "how", rename_all = "lowercase")]
+pub enum Repair {
+    /// Every finding has a fix; what it does.
+    Always(&'static str),
+    /// Some findings have a fix (when the history proves what to do); what it does and
+    /// when it does not.
+    Sometimes(&'static str),
+    /// No fix; why.
+    Never(&'static str),
+}
+
+macro_rules! catalog {
+    ($($(#[$doc:meta])* $variant:ident => $spec:path,)*) => {
+        /// A rule of the catalog. Ids are stable: scripts and cases depend on them.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum Rule {
+            $($(#[$doc])* $variant,)*
+        }
+
+        impl Rule {
+            /// Every rule, in catalog order.
+            pub const ALL: &'static [Rule] = &[$(Rule::$variant,)*];
+
+            /// Everything the catalog says about it.
+            pub fn spec(self) -> &'static RuleSpec {
+                match self {
+                    $(Rule::$variant => &$spec,)*
+                }
+            }
+        }
+    };
+}
+
+catalog! {
+    /// A result answers no earlier call.
+    ToolResultWithoutCall => pairing::TOOL_RESULT_WITHOUT_CALL,
+    /// A call is never answered.
+    ToolCallWithoutResult => pairing::TOOL_CALL_WITHOUT_RESULT,
+    /// The result exists but not where the dialect requires.
+    ToolResultNotAdjacent => pairing::TOOL_RESULT_NOT_ADJACENT,
+    /// One call id used by two calls, or answered twice; one item id on two items.
+    DuplicateCallId => pairing::DUPLICATE_CALL_ID,
+    /// A call id too long, of the wrong form, or missing.
+    InvalidCallId => ids::INVALID_CALL_ID,
+    /// Roles in an order the API rejects.
+    RoleOrder => roles::ROLE_ORDER,
+    /// A message or block with no content.
+    EmptyContent => content::EMPTY_CONTENT,
+    /// A reasoning item not followed by the item it was produced with.
+    ReasoningWithoutFollower => reasoning::REASONING_WITHOUT_FOLLOWER,
+    /// A reasoning model's call or message sent without its reasoning item.
+    CallWithoutReasoning => reasoning::CALL_WITHOUT_REASONING,
+    /// The follower of a reasoning item lost or changed its provider item id.
+    FollowerIdMismatch => reasoning::FOLLOWER_ID_MISMATCH,
+    /// With thinking on, the assistant turn of the tool loop does not start with thinking.
+    ThinkingNotFirst => thinking::THINKING_NOT_FIRST,
+    /// A signed thinking block was changed, stripped of its signature, or misplaced.
+    ThinkingModified => thinking::THINKING_MODIFIED,
+    /// A Gemini function call sent back without its thought signature.
+    MissingThoughtSignature => thinking::MISSING_THOUGHT_SIGNATURE,
+    /// A function-response turn answers a different number of calls than were made.
+    FunctionResponseCount => pairing::FUNCTION_RESPONSE_COUNT,
+    /// A function-call turn not right after a user turn or a function-response turn.
+    FunctionCallPosition => roles::FUNCTION_CALL_POSITION,
+    /// A thinking-mode assistant turn with tool calls lacks `reasoning_content`.
+    MissingReasoningContent => reasoning::MISSING_REASONING_CONTENT,
+    /// The body does not have the dialect's shape.
+    Malformed => content::MALFORMED,
+}
+
+impl Rule {
+    /// The stable id, e.g. `tool-result-without-call`.
+    pub fn id(self) -> &'static str {
+        self.spec().id
+    }
+}
+
+impl fmt::Display for Rule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.id())
+    }
+}
+
+impl FromStr for Rule {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Rule::ALL
+            .iter()
+            .copied()
+            .find(|r| r.id() == s)
+            .ok_or_else(|| format!("unknown rule '{s}'"))
+    }
+}
+
+impl Serialize for Rule {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.id())
+    }
+}
+
+/// Every dialect, for rules that apply to all of them.
+pub(crate) const ALL_DIALECTS: &[Dialect] = &[
+    Dialect::OpenAiChat,
+    Dialect::OpenAiResponses,
+    Dialect::Anthropic,
+    Dialect::Gemini,
+];
+
+/// Where a dialect requires a call's results to sit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Placement {
+    /// In the run of tool turns right after the call's turn (OpenAI chat).
+    FollowingToolRun,
+    /// In the very next turn, before any other content of that turn (Anthropic).
+    NextTurnLeading,
+    /// In the very next turn (Gemini).
+    NextTurn,
+    /// Anywhere after the call (OpenAI Responses).
+    Anywhere,
+    /// After the call, with no assistant message or reasoning in between (DeepSeek Responses).
+    BeforeNextAssistantItem,
+}
+
+/// What a dialect tells the engine.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Params {
+    /// Where results sit.
+    pub placement: Placement,
+    /// A result without a call id finds its call by tool name (Gemini).
+    pub pair_by_name: bool,
+    /// Calls must carry an id.
+    pub call_id_required: bool,
+}
+
+impl Params {
+    /// The parameters of a dialect under a profile.
+    pub fn of(dialect: Dialect, profile: &Profile) -> Params {
+        match dialect {
+            Dialect::OpenAiChat => Params {
+                placement: Placement::FollowingToolRun,
+                pair_by_name: false,
+                call_id_required: true,
+            },
+            Dialect::OpenAiResponses => Params {
+                placement: if profile.outputs_before_next_assistant_item {
+                    Placement::BeforeNextAssistantItem
+                } else {
+                    Placement::Anywhere
+                },
+                pair_by_name: false,
+                call_id_required: true,
+            },
+            Dialect::Anthropic => Params {
+                placement: Placement::NextTurnLeading,
+                pair_by_name: false,
+                call_id_required: true,
+            },
+            Dialect::Gemini => Params {
+                placement: Placement::NextTurn,
+                pair_by_name: true,
+                call_id_required: false,
+            },
+        }
+    }
+}
+
+/// Everything a check needs to see.
+pub(crate) struct Ctx<'c, 'a> {
+    /// The chain.
+    pub chain: &'c Chain<'a>,
+    /// The dialect.
+    pub dialect: Dialect,
+    /// The profile.
+    pub profile: &'c Profile,
+    /// The dialect's parameters.
+    pub params: Params,
+}
+
+impl Ctx<'_, '_> {
+    fn path(&self, node: usize) -> String {
+        self.chain.nodes[node].ptr.render()
+    }
+    fn turn_ix(&self, turn: usize) -> u32 {
+        self.chain.turns[turn].ptr.item.unwrap_or(0)
+    }
+    fn node_sub(&self, node: usize) -> Option<u32> {
+        self.chain.nodes[node].ptr.sub
+    }
+    /// Turns of the history proper (not a top-level `system` / `systemInstruction`).
+    fn is_history(&self, t: &Turn) -> bool {
+        t.ptr.root == self.dialect.history_key()
+    }
+    /// The indices of the history turns, in order.
+    fn history(&self) -> Vec<usize> {
+        (0..self.chain.turns.len())
+            .filter(|&t| self.is_history(&self.chain.turns[t]))
+            .collect()
+    }
+
+    /// An error about node `n`, located at it.
+    fn at_node(&self, rule: Rule, n: usize, message: String) -> Violation {
+        Violation::error(rule, self.path(n), message).at_node(n, self.chain.nodes[n].turn)
+    }
+
+    /// An error about turn `t` as a whole, located at it. Where the turn is a single node
+    /// at its own pointer (a Responses input item), that node is the one it names.
+    fn at_turn(&self, rule: Rule, t: usize, message: String) -> Violation {
+        let turn = &self.chain.turns[t];
+        let v = Violation::error(rule, turn.ptr.render(), message).at_turn(t);
+        match (turn.first..turn.end).find(|&n| self.chain.nodes[n].ptr == turn.ptr) {
+            Some(n) => v.at_node(n, t),
+            None => v,
+        }
+    }
+}
+
+/// Run every rule. Returns the call/result pairs found, as (call node, result node).
+pub(crate) fn run(ctx: &Ctx, out: &mut Vec<Violation>) -> Vec<(usize, usize)> {
+    let suppressed = pairing::gemini_response_counts_match(ctx, out);
+    let pairs = pairing::pair_calls_with_results(ctx, &suppressed, out);
+    ids::call_ids_have_the_providers_form(ctx, out);
+    roles::roles_come_in_an_accepted_order(ctx, out);
+    content::content_is_not_empty(ctx, out);
+    match ctx.dialect {
+        Dialect::OpenAiResponses => {
+            reasoning::reasoning_is_followed_by_its_item(ctx, out);
+            reasoning::outputs_keep_their_reasoning(ctx, out);
+            pairing::item_ids_are_unique(ctx, out);
+        }
+        Dialect::Anthropic => {
+            content::prefill_has_no_trailing_whitespace(ctx, out);
+            thinking::thinking_comes_first(ctx, out);
+            thinking::thinking_is_unmodified(ctx, out);
+        }
+        Dialect::Gemini => {
+            roles::function_calls_follow_user_or_response(ctx, out);
+            thinking::current_turn_calls_are_signed(ctx, out);
+        }
+        Dialect::OpenAiChat => reasoning::thinking_turns_carry_reasoning_content(ctx, out),
+    }
+    pairs
+}

@@ -1,0 +1,1212 @@
+//! Pairing: every client call is answered exactly once, every result answers an earlier
+//! call, each result sits where the dialect requires it, and a Gemini response turn
+//! answers as many calls as the turn before made.
+//!
+//! One walk ([`pair_calls_with_results`]) finds the pairs that check, repair, trim and
+//! `inspect` share; the dialect says only where results must sit and whether results
+//! find their calls by name ([`Params`](super::Params)).
+
+use std::collections::HashMap;
+
+use crate::chain::{CallKind, NodeKind, Role};
+use crate::dialect::Dialect;
+use crate::repair::{Fixer, MissingResult};
+use crate::violation::{Rule, Severity, Violation};
+
+use super::{ids, Ctx, Placement, ProviderText, Repair, RuleSpec};
+
+pub(crate) const TOOL_RESULT_WITHOUT_CALL: RuleSpec = RuleSpec {
+    // @spec tool-result-without-call
+    id: "tool-result-without-call",
+    summary: "a tool result answers no earlier call (its call id matches no call before it, or it comes before its call)",
+    dialects: super::ALL_DIALECTS,
+    profiles: &["mistral"],
+    severity: Severity::Error,
+    provider_texts: &[
+        ProviderText {
+            provider: "openai",
+            text: "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.",
+            source: "provider-errors.jsonl openai_chat-06",
+        },
+        ProviderText {
+            provider: "mistral",
+            text: "Unexpected role 'tool' after role 'user'",
+            source: "provider-errors.jsonl openai_chat-26",
+        },
+        ProviderText {
+            provider: "openai",
+            text: "No tool call found for function call output with call_id ….",
+            source: "provider-errors.jsonl openai_responses-04",
+        },
+        ProviderText {
+            provider: "anthropic",
+            text: "messages.12.content.0: unexpected `tool_use_id` found in `tool_result` blocks: …. Each `tool_result` block must have a corresponding `tool_use` block in the previous message.",
+            source: "provider-errors.jsonl anthropic-09",
+        },
+        ProviderText {
+            provider: "gemini",
+            text: "Please ensure that function response turn comes immediately after a function call turn.",
+            source: "provider-errors.jsonl gemini-09 (filed there under `tool-result-not-adjacent`)",
+        },
+        ProviderText {
+            provider: "anthropic",
+            text: "messages.7.content.0: unexpected `tool_use_id` found in `advisor_tool_result` blocks: …. Each `advisor_tool_result` block must have a corresponding `server_tool_use` block before it.",
+            source: "provider-errors.jsonl anthropic-13",
+        },
+    ],
+    repair: Repair::Always("By default the orphan result is dropped (policy to-text keeps its content as a user text instead); a result whose call comes later is moved to right after that call, and a Responses output that names the call's fc_ item id gets the call's call_id. Nothing is left alone except results of a turn already reported by function-response-count."),
+    doc: "Every provider rejects a tool result (chat `tool` message, Responses `function_call_output`, Anthropic `tool_result` block, Gemini `functionResponse`) that answers no call made earlier in the history; a trimmed or reordered history is the usual cause.\nThe check pairs results with calls by call id (Gemini and legacy chat `function` messages fall back to name and order among id-less calls) and flags a result when no earlier call has its id; if the call appears later the message says the result comes before its call.\nAnthropic server tool results (`web_search_tool_result` and kin) must answer an earlier `server_tool_use` with the same id.\nMust not flag: parallel results in another order than their calls, Gemini responses matched by name without ids, and a Responses output whose call lives at the provider (the body continues stored state with `previous_response_id`).\nUnder the mistral profile the quoted text is Mistral's role-order wording (openai_chat-26). Gemini's quoted text is gemini-09, which the evidence file files under tool-result-not-adjacent.\nThe code's text for an orphan Anthropic server tool result ends \"…block in the same message.\" while the recorded row anthropic-13 ends \"…block before it.\".\nFix: drop the result (or keep it as text with --orphan-result to-text), move it after a later call it answers, or correct a Responses output that used the call's item id.",
+    example: r#"{
+  "model": "gpt-4o",
+  "messages": [
+    {
+      "role": "system",
+      "content": "You are a helpful assistant."
+    },
+    {
+      "role": "user",
+      "content": "What's the weather in Paris?"
+    },
+    {
+      "role": "tool",
+      "tool_call_id": "call_Wn3kQ8rT2vLpX9sYb4HdJm6e",
+      "content": "{\"temp_c\": 18, \"sky\": \"overcast\"}"
+    },
+    {
+      "role": "user",
+      "content": "And tomorrow?"
+    }
+  ]
+}"#,
+    // @end
+    fix: Some(settle_the_orphan),
+};
+
+pub(crate) const TOOL_CALL_WITHOUT_RESULT: RuleSpec = RuleSpec {
+    // @spec tool-call-without-result
+    id: "tool-call-without-result",
+    summary: "a tool call is never answered: no result carries its id (in DeepSeek Responses, it is answered only after another assistant item)",
+    dialects: super::ALL_DIALECTS,
+    profiles: &["mistral", "deepseek"],
+    severity: Severity::Error,
+    provider_texts: &[
+        ProviderText {
+            provider: "openai",
+            text: "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: …",
+            source: "provider-errors.jsonl openai_chat-02",
+        },
+        ProviderText {
+            provider: "mistral",
+            text: "Not the same number of function calls and responses",
+            source: "provider-errors.jsonl openai_chat-10",
+        },
+        ProviderText {
+            provider: "openai",
+            text: "No tool output found for function call ….",
+            source: "provider-errors.jsonl openai_responses-05",
+        },
+        ProviderText {
+            provider: "deepseek",
+            text: "No tool output found for tool call ….",
+            source: "fixture /work/shared/fixtures/openai_responses/pydantic-ai--deepseek-responses-rejects-interleaved-function-calls (pydantic/pydantic-ai tests/models/cassettes/test_deepseek_responses/test_deepseek_responses_rejects_interleaved_function_calls.yaml); no row in provider-errors.jsonl",
+        },
+        ProviderText {
+            provider: "anthropic",
+            text: "messages.33: `tool_use` ids were found without `tool_result` blocks immediately after: …. Each `tool_use` block must have a corresponding `tool_result` block in the next message.",
+            source: "provider-errors.jsonl anthropic-01",
+        },
+        ProviderText {
+            provider: "deepseek",
+            text: "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. (insufficient tool messages following tool_calls message)",
+            source: "provider-errors.jsonl openai_chat-13",
+        },
+    ],
+    repair: Repair::Always("By default an error result saying the call was interrupted is inserted where the dialect wants it (policy drop-call removes the call instead); for DeepSeek Responses the late output is moved up to right after its call. Calls already reported as duplicates or id-less, and Gemini turns reported by function-response-count, are left to those rules."),
+    doc: "Every provider requires each client tool call to be answered by a result carrying its id before the conversation moves on; a crashed tool, a user interrupt or a trimmed history leaves a call unanswered.\nThe check pairs calls and results by id (Gemini: by name and order when ids are absent) and reports each unanswered call, grouping the ids of one turn into one provider text.\nDeepSeek's Responses endpoint (deepseek profile) also rejects a call whose output comes only after another assistant item (message or reasoning); that is reported here too, as DeepSeek words it.\nMust not flag: Anthropic `server_tool_use` (answered by the server in the same message), a call answered by an error result, a legacy chat `function_call` answered by a `function` message, Responses outputs placed after all parallel calls.\nGemini's text for this case (gemini-02) is quoted by the code but the evidence file files it under function-response-count.\nFix: insert an interrupted/error result (or drop the call with --missing-result drop-call), or move the late DeepSeek output up.",
+    example: r#"{
+  "model": "gpt-4o",
+  "messages": [
+    {
+      "role": "user",
+      "content": "What's the weather in Paris?"
+    },
+    {
+      "role": "assistant",
+      "content": null,
+      "tool_calls": [
+        {
+          "id": "call_Wn3kQ8rT2vLpX9sYb4HdJm6e",
+          "type": "function",
+          "function": {
+            "name": "get_weather",
+            "arguments": "{\"city\":\"Paris\"}"
+          }
+        }
+      ]
+    },
+    {
+      "role": "user",
+      "content": "Never mind, just tell me a joke."
+    }
+  ]
+}"#,
+    // @end
+    fix: Some(answer_the_call),
+};
+
+pub(crate) const TOOL_RESULT_NOT_ADJACENT: RuleSpec = RuleSpec {
+    // @spec tool-result-not-adjacent
+    id: "tool-result-not-adjacent",
+    summary: "a call's result exists but not where the dialect requires it (another message in between, or text before the results in an Anthropic user message)",
+    dialects: &[Dialect::OpenAiChat, Dialect::Anthropic, Dialect::Gemini],
+    profiles: &["mistral"],
+    severity: Severity::Error,
+    provider_texts: &[
+        ProviderText {
+            provider: "openai",
+            text: "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: …",
+            source: "provider-errors.jsonl openai_chat-02 (filed there under `tool-call-without-result`)",
+        },
+        ProviderText {
+            provider: "anthropic",
+            text: "messages.224: Did not find 1 `tool_result` block(s) at the beginning of this message. Messages following `tool_use` blocks must begin with a matching number of `tool_result` blocks.",
+            source: "provider-errors.jsonl anthropic-14 (filed there under `tool-call-without-result`)",
+        },
+        ProviderText {
+            provider: "gemini",
+            text: "Please ensure that function response turn comes immediately after a function call turn.",
+            source: "provider-errors.jsonl gemini-09",
+        },
+        ProviderText {
+            provider: "openai_chat",
+            text: "invalid params, tool call result does not follow tool call (2013)",
+            source: "provider-errors.jsonl openai_chat-41",
+        },
+        ProviderText {
+            provider: "mistral",
+            text: "Not the same number of function calls and responses",
+            source: "provider-errors.jsonl openai_chat-10 (filed there under `tool-call-without-result`)",
+        },
+    ],
+    repair: Repair::Always("Moves the result next to its call: into the run of tool messages right after the assistant message (chat), to the start of the next user message (Anthropic), or into the next turn (Gemini), creating that turn if needed. A result whose call cannot be found is left to tool-result-without-call."),
+    doc: "OpenAI chat wants a call's tool messages in the run right after the assistant message that made it; Anthropic wants the `tool_result` blocks at the very start of the next user message, before any text; Gemini wants the function response in the very next turn. Responses accepts outputs anywhere after the call, so this rule does not apply there (DeepSeek's stricter Responses placement is reported as tool-call-without-result).\nThe check pairs each result with its call and then tests the placement; a result that answers no call is tool-result-without-call instead.\nMust not flag: Anthropic results in another order than the calls, results followed by text in the same user message, a chat system message after a complete run of results, a second result after the first in the same run.\nOpenAI and Mistral answer a misplaced result with their unanswered-call texts (openai_chat-02, openai_chat-10; the evidence file files those under tool-call-without-result), and Anthropic with anthropic-14 (also filed under tool-call-without-result). Only openai_chat-41 (MiniMax) and gemini-09 are filed under this rule.\nFix: move the result to where it belongs; a text or message left empty by the move is dropped by empty-content.",
+    example: r#"{
+  "model": "gpt-4o",
+  "messages": [
+    {
+      "role": "user",
+      "content": "What's the weather in Paris?"
+    },
+    {
+      "role": "assistant",
+      "content": null,
+      "tool_calls": [
+        {
+          "id": "call_Wn3kQ8rT2vLpX9sYb4HdJm6e",
+          "type": "function",
+          "function": {
+            "name": "get_weather",
+            "arguments": "{\"city\":\"Paris\"}"
+          }
+        }
+      ]
+    },
+    {
+      "role": "user",
+      "content": "Also, is it windy?"
+    },
+    {
+      "role": "tool",
+      "tool_call_id": "call_Wn3kQ8rT2vLpX9sYb4HdJm6e",
+      "content": "{\"temp_c\": 18, \"wind_kmh\": 25}"
+    }
+  ]
+}"#,
+    // @end
+    fix: Some(move_next_to_its_call),
+};
+
+pub(crate) const DUPLICATE_CALL_ID: RuleSpec = RuleSpec {
+    // @spec duplicate-call-id
+    id: "duplicate-call-id",
+    summary: "one call id used by two calls, or one call answered twice; in Responses, one item id (msg_, rs_, fc_) on two items",
+    dialects: super::ALL_DIALECTS,
+    profiles: &[],
+    severity: Severity::Error,
+    provider_texts: &[
+        ProviderText {
+            provider: "openai",
+            text: "Invalid parameter: Duplicate value for 'tool_call_id' of '…', in messages[7] and messages[8].",
+            source: "provider-errors.jsonl openai_chat-12",
+        },
+        ProviderText {
+            provider: "anthropic",
+            text: "messages.1.content.2: `tool_use` ids must be unique",
+            source: "provider-errors.jsonl anthropic-11",
+        },
+        ProviderText {
+            provider: "openai",
+            text: "Duplicate item found with id …",
+            source: "provider-errors.jsonl openai_responses-07",
+        },
+        ProviderText {
+            provider: "openai_chat",
+            text: "invalid params, duplicate tool_call id: …",
+            source: "provider-errors.jsonl openai_chat-40",
+        },
+        ProviderText {
+            provider: "deepseek",
+            text: "Duplicate value for 'tool_call_id' of in message[6]",
+            source: "provider-errors.jsonl openai_chat-39",
+        },
+    ],
+    repair: Repair::Sometimes("Drops a second result for an already answered call, a replayed identical copy of a call, and a replayed identical Responses item (or a second reasoning item with the same id); a different Responses message keeps its content without the id. Two different calls that share an id are reported and left alone, since choosing which one a result answers would be a guess."),
+    doc: "Providers identify calls by id: OpenAI rejects two tool messages answering the same `tool_call_id`, Anthropic rejects two `tool_use` blocks with one id, and the Responses API rejects two input items with the same item id (\"Duplicate item found with id …\").\nThe check records every client call id; a second call with a known id, or a second result for an answered call, is flagged (and not reported again as unanswered). In Responses it also flags any msg_/rs_/fc_ item id seen twice.\nMust not flag: the same tool called twice with distinct ids, identical result contents for distinct calls, an Anthropic server tool result that repeats its own server_tool_use id.\nOpenAI has no recorded text for two chat calls sharing an id, and Gemini none at all, so those findings carry no provider text.\nFix: drop exact replays and second answers; leave genuinely different calls sharing an id for a human.",
+    example: r#"{
+  "model": "gpt-4o",
+  "messages": [
+    {
+      "role": "user",
+      "content": "What's the weather in Paris?"
+    },
+    {
+      "role": "assistant",
+      "content": null,
+      "tool_calls": [
+        {
+          "id": "call_gmd4tanjXcwOxfPawOnDmq6R",
+          "type": "function",
+          "function": {
+            "name": "get_weather",
+            "arguments": "{\"city\":\"Paris\"}"
+          }
+        }
+      ]
+    },
+    {
+      "role": "tool",
+      "tool_call_id": "call_gmd4tanjXcwOxfPawOnDmq6R",
+      "content": "{\"temp_c\": 18}"
+    },
+    {
+      "role": "tool",
+      "tool_call_id": "call_gmd4tanjXcwOxfPawOnDmq6R",
+      "content": "{\"temp_c\": 18}"
+    }
+  ]
+}"#,
+    // @end
+    fix: Some(keep_one_copy),
+};
+
+pub(crate) const FUNCTION_RESPONSE_COUNT: RuleSpec = RuleSpec {
+    // @spec function-response-count
+    id: "function-response-count",
+    summary: "a Gemini function-response turn answers a different number of calls than the model turn before it made",
+    dialects: &[Dialect::Gemini],
+    profiles: &[],
+    severity: Severity::Error,
+    provider_texts: &[
+        ProviderText {
+            provider: "gemini",
+            text: "Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn.",
+            source: "provider-errors.jsonl gemini-02",
+        },
+    ],
+    repair: Repair::Always("Adds an error response for each call of the call turn that has none (or drops those calls with --missing-result drop-call), moves a response that answers a call of an earlier turn back next to it, and drops a response that answers no call of the turn before."),
+    doc: "Gemini requires the turn after a model turn with N function calls to hold exactly N function responses.\nThe check counts client calls in each model turn and responses in the next turn; when that turn holds responses and the counts differ it reports one finding on the response turn and silences the pairing findings of both turns (which would repeat it).\nMust not flag: parallel calls answered in another order, parallel calls of one function without ids matched by name and order.\nFix: complete, move or drop responses until the counts match.",
+    example: r#"{
+  "contents": [
+    {
+      "role": "user",
+      "parts": [
+        {
+          "text": "Add and multiply 2 and 3."
+        }
+      ]
+    },
+    {
+      "role": "model",
+      "parts": [
+        {
+          "functionCall": {
+            "id": "wxvlv0tv",
+            "name": "add",
+            "args": {
+              "a": 2,
+              "b": 3
+            }
+          }
+        },
+        {
+          "functionCall": {
+            "id": "75p2opbh",
+            "name": "multiply",
+            "args": {
+              "a": 2,
+              "b": 3
+            }
+          }
+        }
+      ]
+    },
+    {
+      "role": "user",
+      "parts": [
+        {
+          "functionResponse": {
+            "id": "wxvlv0tv",
+            "name": "add",
+            "response": {
+              "result": "5"
+            }
+          }
+        }
+      ]
+    }
+  ]
+}"#,
+    // @end
+    fix: Some(balance_the_responses),
+};
+
+// ---------------------------------------------------------------------------------------
+// The checks.
+
+#[derive(Clone, Copy)]
+struct CallRec<'a> {
+    node: usize,
+    turn: usize,
+    id: Option<&'a str>,
+    name: Option<&'a str>,
+    answered: bool,
+}
+
+/// The state of one walk over the chain that pairs calls with results.
+struct Pairing<'c, 'a> {
+    ctx: &'c Ctx<'c, 'a>,
+    /// Turns whose pairing findings `function-response-count` already stands for.
+    suppressed: &'c [bool],
+    calls: Vec<CallRec<'a>>,
+    by_id: HashMap<&'a str, usize>,
+    server_ids: HashMap<&'a str, usize>,
+    /// Calls reported as misplaced (DeepSeek Responses), not reported again as unanswered.
+    misplaced_calls: Vec<usize>,
+    pairs: Vec<(usize, usize)>,
+}
+
+/// Every client call is answered exactly once, every result answers an earlier call, and
+/// each result sits where the dialect requires. Also finds duplicate call ids. Returns the
+/// pairs found, as (call node, result node).
+pub(crate) fn pair_calls_with_results(
+    ctx: &Ctx,
+    suppressed: &[bool],
+    out: &mut Vec<Violation>,
+) -> Vec<(usize, usize)> {
+    let chain = ctx.chain;
+    let n_calls = chain
+        .nodes
+        .iter()
+        .filter(|n| matches!(n.kind, NodeKind::Call { .. }))
+        .count();
+    let mut p = Pairing {
+        ctx,
+        suppressed,
+        calls: Vec::with_capacity(n_calls),
+        by_id: HashMap::with_capacity(n_calls),
+        server_ids: HashMap::new(),
+        misplaced_calls: Vec::new(),
+        pairs: Vec::new(),
+    };
+    for (n, node) in chain.nodes.iter().enumerate() {
+        match node.kind {
+            NodeKind::Call {
+                call_id: Some(id),
+                kind: CallKind::Server,
+                ..
+            } => {
+                p.server_ids.insert(id, n);
+            }
+            NodeKind::Call {
+                kind: CallKind::Server,
+                ..
+            } => {}
+            NodeKind::Call {
+                call_id,
+                name,
+                wire,
+                ..
+            } => p.on_call(n, call_id, name, wire, out),
+            NodeKind::Result {
+                call_id,
+                kind: CallKind::Server,
+                wire,
+                ..
+            } => p.on_server_result(n, call_id, wire, out),
+            NodeKind::Result {
+                call_id,
+                name,
+                wire,
+                ..
+            } => p.on_result(n, call_id, name, wire, out),
+            _ => {}
+        }
+    }
+    p.report_unanswered(out);
+    p.pairs
+}
+
+impl<'a> Pairing<'_, 'a> {
+    fn quiet(&self, turn: usize) -> bool {
+        self.suppressed.get(turn).copied().unwrap_or(false)
+    }
+
+    fn on_call(
+        &mut self,
+        n: usize,
+        call_id: Option<&'a str>,
+        name: Option<&'a str>,
+        wire: &'a str,
+        out: &mut Vec<Violation>,
+    ) {
+        let ctx = self.ctx;
+        let turn = ctx.chain.nodes[n].turn;
+        let id = call_id.filter(|s| !s.is_empty());
+        let reported_idless = id.is_none()
+            && ctx.params.call_id_required
+            && wire != crate::dialect::openai_chat::LEGACY_FUNCTION_CALL;
+        if reported_idless {
+            out.push(ids::idless_call(ctx, n, call_id, name, wire));
+        }
+        if let Some(id) = id {
+            if let Some(&first) = self.by_id.get(id) {
+                let f = self.calls[first];
+                out.push(
+                    ctx.at_node(
+                        Rule::DuplicateCallId,
+                        n,
+                        format!(
+                            "call id `{id}` is used by two calls: {} and {}; results cannot tell them apart",
+                            ctx.path(f.node),
+                            ctx.path(n)
+                        ),
+                    )
+                    .with_peer(f.node)
+                    .provider(match ctx.dialect {
+                        // OpenAI's known text is about tool messages, not calls.
+                        Dialect::Anthropic => texts::duplicate(ctx.dialect, id, ctx.turn_ix(f.turn), ctx.turn_ix(turn), ctx.node_sub(n)),
+                        _ => None,
+                    }),
+                );
+            } else {
+                self.by_id.insert(id, self.calls.len());
+            }
+        }
+        // A call whose id another call already took is reported as a duplicate, not
+        // again as unanswered; an id-less call is reported as such.
+        let duplicate =
+            id.is_some_and(|id| self.by_id.get(id).is_some_and(|&ci| ci != self.calls.len()));
+        self.calls.push(CallRec {
+            node: n,
+            turn,
+            id,
+            name,
+            answered: duplicate || reported_idless,
+        });
+    }
+
+    fn on_server_result(
+        &mut self,
+        n: usize,
+        call_id: Option<&str>,
+        wire: &str,
+        out: &mut Vec<Violation>,
+    ) {
+        let ctx = self.ctx;
+        if call_id.is_some_and(|id| self.server_ids.contains_key(id)) {
+            return;
+        }
+        let id = call_id.unwrap_or("");
+        let turn = ctx.chain.nodes[n].turn;
+        out.push(
+            ctx.at_node(
+                Rule::ToolResultWithoutCall,
+                n,
+                format!("the {wire} block answers server tool call `{id}`, but no earlier server tool call has that id"),
+            )
+            .provider((ctx.dialect == Dialect::Anthropic).then(|| {
+                format!(
+                    "messages.{}.content.{}: unexpected `tool_use_id` found in `{wire}` blocks: {id}. Each `{wire}` block must have a corresponding `server_tool_use` block in the same message.",
+                    ctx.turn_ix(turn),
+                    ctx.node_sub(n).unwrap_or(0)
+                )
+            })),
+        );
+    }
+
+    fn on_result(
+        &mut self,
+        n: usize,
+        call_id: Option<&'a str>,
+        name: Option<&'a str>,
+        wire: &str,
+        out: &mut Vec<Violation>,
+    ) {
+        let ctx = self.ctx;
+        let turn = ctx.chain.nodes[n].turn;
+        let id = call_id.filter(|s| !s.is_empty());
+        let by_name = ctx.params.pair_by_name || (id.is_none() && name.is_some());
+        let found = self.find_call(id, name, by_name);
+        if found.is_none() && id.is_none() && !by_name {
+            out.push(ids::idless_result(ctx, n, call_id, wire));
+            return;
+        }
+        if ctx.dialect == Dialect::Gemini && name.is_none_or(str::is_empty) {
+            out.push(ids::nameless_response(ctx, n));
+        }
+        let Some(ci) = found else {
+            if self.quiet(turn) || ctx.chain.facts.continues_stored_state {
+                // With stored state, the call may live at the provider, not in the body.
+                return;
+            }
+            out.push(orphan_result(ctx, n, id, name, wire));
+            return;
+        };
+        let call = self.calls[ci];
+        if call.answered {
+            if !self.quiet(turn) {
+                out.push(answered_twice(
+                    ctx,
+                    n,
+                    id,
+                    id.or(name).unwrap_or("?"),
+                    call.node,
+                ));
+            }
+            return;
+        }
+        self.calls[ci].answered = true;
+        self.pairs.push((call.node, n));
+        if !result_is_placed(ctx, call.turn, turn, n) {
+            if ctx.params.placement == Placement::BeforeNextAssistantItem {
+                self.misplaced_calls.push(ci);
+                out.push(answered_too_late(ctx, call.node, call.id.unwrap_or("?"), n));
+            } else if !self.quiet(turn) {
+                out.push(misplaced_result(
+                    ctx,
+                    n,
+                    id.or(name).unwrap_or("?"),
+                    call.node,
+                ));
+            }
+        }
+    }
+
+    /// The call a result answers: by id, else (Gemini, and legacy chat `function`
+    /// messages) by name and order among calls that carry no id of their own (or the
+    /// same id), earliest unanswered first.
+    fn find_call(&self, id: Option<&str>, name: Option<&str>, by_name: bool) -> Option<usize> {
+        let found = id.and_then(|id| self.by_id.get(id).copied());
+        if found.is_some() || !by_name {
+            return found;
+        }
+        self.calls.iter().position(|c| {
+            !c.answered && c.name.is_some() && c.name == name && (c.id.is_none() || c.id == id)
+        })
+    }
+
+    /// Unanswered calls, grouped by their turn so the provider text names them together.
+    fn report_unanswered(&self, out: &mut Vec<Violation>) {
+        let ctx = self.ctx;
+        let mut by_turn: Vec<(usize, Vec<usize>)> = Vec::new();
+        for (ci, c) in self.calls.iter().enumerate() {
+            if c.answered || self.misplaced_calls.contains(&ci) || self.quiet(c.turn) {
+                continue;
+            }
+            match by_turn.last_mut() {
+                Some((t, v)) if *t == c.turn => v.push(ci),
+                _ => by_turn.push((c.turn, vec![ci])),
+            }
+        }
+        for (turn, cis) in by_turn {
+            let shown = |c: &CallRec<'a>| c.id.or(c.name).unwrap_or("?");
+            let ids: Vec<&str> = cis.iter().map(|&ci| shown(&self.calls[ci])).collect();
+            for &ci in &cis {
+                let c = self.calls[ci];
+                out.push(
+                    ctx.at_node(
+                        Rule::ToolCallWithoutResult,
+                        c.node,
+                        format!(
+                            "call `{}`{} is never answered: no result carries its id",
+                            shown(&c),
+                            c.name
+                                .filter(|n| Some(*n) != c.id.or(c.name).filter(|_| c.id.is_none()))
+                                .map(|n| format!(" to `{n}`"))
+                                .unwrap_or_default()
+                        ),
+                    )
+                    .provider(Some(texts::unanswered_call(
+                        ctx.dialect,
+                        ctx.profile,
+                        &ids,
+                        ctx.turn_ix(turn),
+                    ))),
+                );
+            }
+        }
+    }
+}
+
+/// A result that answers no earlier call (or comes before the call it answers).
+fn orphan_result(
+    ctx: &Ctx,
+    n: usize,
+    id: Option<&str>,
+    name: Option<&str>,
+    wire: &str,
+) -> Violation {
+    let shown = id.or(name).unwrap_or("?");
+    let later = id.is_some_and(|id| {
+        ctx.chain.nodes[n..]
+            .iter()
+            .any(|m| matches!(m.kind, NodeKind::Call { call_id: Some(c), .. } if c == id))
+    });
+    let turn = ctx.chain.nodes[n].turn;
+    ctx.at_node(
+        Rule::ToolResultWithoutCall,
+        n,
+        if later {
+            format!("the {wire} result for `{shown}` comes before the call it answers")
+        } else {
+            format!("the {wire} result answers `{shown}`, but no earlier tool call has that id")
+        },
+    )
+    .provider(Some(texts::orphan_result(
+        ctx.dialect,
+        ctx.profile,
+        shown,
+        ctx.turn_ix(turn),
+        ctx.node_sub(n),
+    )))
+}
+
+/// A second result for a call already answered.
+fn answered_twice(ctx: &Ctx, n: usize, id: Option<&str>, shown: &str, call: usize) -> Violation {
+    let chain = ctx.chain;
+    let turn = chain.nodes[n].turn;
+    let provider = match ctx.dialect {
+        Dialect::OpenAiChat => {
+            let first_result = chain.nodes[..n]
+                .iter()
+                .rev()
+                .find(|m| {
+                    matches!(m.kind, NodeKind::Result { call_id: Some(c), .. } if Some(c) == id)
+                })
+                .map(|m| ctx.turn_ix(m.turn))
+                .unwrap_or(0);
+            texts::duplicate(ctx.dialect, shown, first_result, ctx.turn_ix(turn), None)
+        }
+        _ => None,
+    };
+    ctx.at_node(
+        Rule::DuplicateCallId,
+        n,
+        format!(
+            "call `{shown}` ({}) is answered twice; only one result may answer a call",
+            ctx.path(call)
+        ),
+    )
+    .with_peer(call)
+    .provider(provider)
+}
+
+/// DeepSeek Responses: a call answered only after another assistant item.
+fn answered_too_late(ctx: &Ctx, call: usize, cid: &str, result: usize) -> Violation {
+    let turn = ctx.chain.nodes[call].turn;
+    ctx.at_node(
+        Rule::ToolCallWithoutResult,
+        call,
+        format!(
+            "call `{cid}` is answered at {} only after another assistant item; {} needs each call's output before the next assistant item",
+            ctx.path(result),
+            ctx.profile.name
+        ),
+    )
+    .with_peer(result)
+    .provider(Some(texts::unanswered_call(ctx.dialect, ctx.profile, &[cid], ctx.turn_ix(turn))))
+}
+
+/// A result that answers its call, but not where the dialect wants it.
+fn misplaced_result(ctx: &Ctx, n: usize, shown: &str, call: usize) -> Violation {
+    let (r_turn, c_turn) = (ctx.chain.nodes[n].turn, ctx.chain.nodes[call].turn);
+    let where_ = match ctx.params.placement {
+        Placement::FollowingToolRun => "in the tool messages right after the assistant message that made the call",
+        Placement::NextTurnLeading => "at the start of the user message right after the assistant message that made the call, before any other block",
+        _ => "in the turn right after the call's turn",
+    };
+    let provider = match ctx.dialect {
+        Dialect::Anthropic if r_turn == c_turn + 1 => Some(format!(
+            "messages.{}: Did not find 1 `tool_result` block(s) at the beginning of this message. Messages following `tool_use` blocks must begin with a matching number of `tool_result` blocks.",
+            ctx.turn_ix(r_turn)
+        )),
+        Dialect::Gemini => Some(texts::orphan_result(ctx.dialect, ctx.profile, shown, 0, None)),
+        _ => Some(texts::unanswered_call(ctx.dialect, ctx.profile, &[shown], ctx.turn_ix(c_turn))),
+    };
+    ctx.at_node(
+        Rule::ToolResultNotAdjacent,
+        n,
+        format!(
+            "the result for `{shown}` is not where it must be: it must sit {where_} ({})",
+            ctx.path(call)
+        ),
+    )
+    .with_peer(call)
+    .provider(provider)
+}
+
+/// Responses: no two input items carry the same provider item id (`msg_`, `rs_`, `fc_`).
+/// OpenAI refuses the second ("Duplicate item found with id msg_…",
+/// openai_responses-07). A function call whose call id is already reported as a
+/// duplicate is not reported again.
+pub(crate) fn item_ids_are_unique(ctx: &Ctx, out: &mut Vec<Violation>) {
+    let chain = ctx.chain;
+    let mut seen: HashMap<&str, usize> = HashMap::new();
+    for (n, node) in chain.nodes.iter().enumerate() {
+        let id = match node.kind {
+            NodeKind::Message { item_id }
+            | NodeKind::Reasoning { item_id, .. }
+            | NodeKind::Call { item_id, .. } => item_id,
+            _ => None,
+        };
+        let Some(id) = id.filter(|s| !s.is_empty()) else {
+            continue;
+        };
+        let Some(&first) = seen.get(id) else {
+            seen.insert(id, n);
+            continue;
+        };
+        if out
+            .iter()
+            .any(|v| v.rule == Rule::DuplicateCallId && v.loc.node == Some(n))
+        {
+            continue;
+        }
+        out.push(
+            ctx.at_node(
+                Rule::DuplicateCallId,
+                n,
+                format!(
+                    "item id `{id}` is carried by two items: {} and {}; the provider refuses the second",
+                    ctx.path(first),
+                    ctx.path(n)
+                ),
+            )
+            .with_peer(first)
+            .provider(Some(format!("Duplicate item found with id {id}"))),
+        );
+    }
+}
+
+/// Whether the result node `n` in turn `r` sits where the dialect wants the result of a
+/// call made in turn `c`.
+fn result_is_placed(ctx: &Ctx, c: usize, r: usize, n: usize) -> bool {
+    let turns = &ctx.chain.turns;
+    let client_call = |m: &crate::chain::Node| {
+        matches!(
+            m.kind,
+            NodeKind::Call {
+                kind: CallKind::Client,
+                ..
+            }
+        )
+    };
+    match ctx.params.placement {
+        Placement::Anywhere => true,
+        Placement::FollowingToolRun => {
+            r > c && turns[c + 1..=r].iter().all(|t| t.role == Role::Tool)
+        }
+        Placement::NextTurn => r == c + 1,
+        Placement::NextTurnLeading => {
+            r == c + 1
+                && ctx.chain.nodes[turns[r].first..n]
+                    .iter()
+                    .all(|m| matches!(m.kind, NodeKind::Result { .. }))
+        }
+        Placement::BeforeNextAssistantItem => {
+            r > c
+                && turns[c + 1..r].iter().enumerate().all(|(k, t)| {
+                    t.role == Role::Tool || ctx.chain.turn_nodes(c + 1 + k).iter().all(client_call)
+                })
+        }
+    }
+}
+
+/// Gemini: a function-response turn answers exactly as many calls as the call turn before
+/// it made. Returns the turns whose pairing findings this one replaces.
+pub(crate) fn gemini_response_counts_match(ctx: &Ctx, out: &mut Vec<Violation>) -> Vec<bool> {
+    let chain = ctx.chain;
+    let mut quiet = vec![false; chain.turns.len()];
+    if ctx.dialect != Dialect::Gemini {
+        return quiet;
+    }
+    let count = |t: usize, calls: bool| {
+        chain
+            .turn_nodes(t)
+            .iter()
+            .filter(|n| match n.kind {
+                NodeKind::Call { kind, .. } => calls && kind == CallKind::Client,
+                NodeKind::Result { kind, .. } => !calls && kind == CallKind::Client,
+                _ => false,
+            })
+            .count()
+    };
+    for t in 0..chain.turns.len().saturating_sub(1) {
+        let k = count(t, true);
+        if k == 0 || chain.turns[t].role != Role::Assistant {
+            continue;
+        }
+        let r = count(t + 1, false);
+        if r > 0 && r != k {
+            quiet[t] = true;
+            quiet[t + 1] = true;
+            out.push(
+                ctx.at_turn(
+                    Rule::FunctionResponseCount,
+                    t + 1,
+                    format!(
+                        "{} answers {r} function call(s), but the model turn before it ({}) made {k}",
+                        chain.turns[t + 1].ptr,
+                        chain.turns[t].ptr
+                    ),
+                )
+                .provider(Some(texts::unanswered_call(Dialect::Gemini, ctx.profile, &[], 0))),
+            );
+        }
+    }
+    quiet
+}
+
+// ---------------------------------------------------------------------------------------
+// The fixes.
+
+/// Whether repairing `v` moves a result (so the reasoning rules wait for the next pass).
+pub(crate) fn moves_a_result(fx: &Fixer, v: &Violation) -> bool {
+    let chain = fx.chain();
+    match v.rule {
+        Rule::ToolResultNotAdjacent => true,
+        Rule::ToolResultWithoutCall => v.loc.node.is_some_and(|n| match chain.nodes[n].kind {
+            NodeKind::Result {
+                call_id: Some(rid), ..
+            } => chain.nodes[n + 1..].iter().any(|m| {
+                matches!(m.kind, NodeKind::Call { call_id: Some(c), kind: CallKind::Client, .. } if c == rid)
+            }),
+            _ => false,
+        }),
+        _ => false,
+    }
+}
+
+/// `tool-call-without-result`: an output answered too late moves up to its call;
+/// otherwise an interrupted result is added, or the call dropped, as the policy says.
+fn answer_the_call(fx: &mut Fixer, v: &Violation) {
+    let Some(n) = v.loc.node else { return };
+    if !fx.claim(n) {
+        return;
+    }
+    if let Some(&r) = fx.result_of.get(&n) {
+        // Answered, but too late (DeepSeek Responses): move the output up.
+        fx.claim(r);
+        if fx.move_result(r, n) {
+            let from = fx.chain().nodes[r].ptr.render();
+            let detail = format!("moved the output to right after its call at {}", v.path);
+            fx.note(v.rule, from, "move", detail);
+        }
+        return;
+    }
+    fx.answer_or_drop(v.rule, v.path.clone(), n, "result");
+}
+
+/// `tool-result-without-call`: a result naming its call's item id gets the call id; a
+/// result before its own (unanswered) call moves after it; anything else is an orphan,
+/// dropped or kept as text as the policy says. Never attached to another call.
+fn settle_the_orphan(fx: &mut Fixer, v: &Violation) {
+    let Some(n) = v.loc.node else { return };
+    if !fx.claim(n) {
+        return;
+    }
+    let chain = fx.chain();
+    let NodeKind::Result {
+        call_id: Some(rid), ..
+    } = chain.nodes[n].kind
+    else {
+        fx.orphan(n, v);
+        return;
+    };
+    // It carries the call's provider item id (fc_…) instead of its call id.
+    let by_item_id = chain.nodes[..n].iter().find_map(|m| match m.kind {
+        NodeKind::Call {
+            item_id: Some(item),
+            call_id: Some(cid),
+            ..
+        } if item == rid && cid != rid => Some(cid),
+        _ => None,
+    });
+    if let Some(cid) = by_item_id {
+        if fx.set_call_id(chain.nodes[n].ptr, false, cid) {
+            let detail = format!(
+                "the result named the call's item id `{rid}`; set it to the call id `{cid}`"
+            );
+            fx.note(v.rule, v.path.clone(), "set", detail);
+            return;
+        }
+    }
+    // Its call comes later: move it to where that call's results go.
+    let later_call = (n + 1..chain.nodes.len()).find(|&m| {
+        matches!(chain.nodes[m].kind, NodeKind::Call { call_id: Some(c), kind: CallKind::Client, .. } if c == rid)
+            && !fx.result_of.contains_key(&m)
+    });
+    if let Some(c) = later_call.filter(|_| fx.value_of(n).is_some()) {
+        fx.claim(c);
+        fx.move_result(n, c);
+        let detail = format!(
+            "moved the result after its call at {}",
+            chain.nodes[c].ptr.render()
+        );
+        fx.note(v.rule, v.path.clone(), "move", detail);
+        return;
+    }
+    fx.orphan(n, v);
+}
+
+/// `tool-result-not-adjacent`: the result moves next to its call (the violation's peer).
+fn move_next_to_its_call(fx: &mut Fixer, v: &Violation) {
+    let (Some(n), Some(c)) = (v.loc.node, v.loc.peer) else {
+        return;
+    };
+    if !fx.claim(n) || !fx.move_result(n, c) {
+        return;
+    }
+    let detail = format!(
+        "moved the result next to its call at {}",
+        fx.chain().nodes[c].ptr.render()
+    );
+    fx.note(v.rule, v.path.clone(), "move", detail);
+}
+
+/// The provider item id of a Responses message or reasoning item.
+fn item_id_of<'a>(k: &NodeKind<'a>) -> Option<&'a str> {
+    match *k {
+        NodeKind::Message { item_id } | NodeKind::Reasoning { item_id, .. } => item_id,
+        _ => None,
+    }
+}
+
+/// `duplicate-call-id`: a replayed copy goes; a second answer to a call goes; a different
+/// Responses message keeps its content without the id; two different calls sharing an id
+/// cannot be told apart without guessing, and are left alone.
+fn keep_one_copy(fx: &mut Fixer, v: &Violation) {
+    let Some(n) = v.loc.node else { return };
+    match fx.chain().nodes[n].kind {
+        NodeKind::Call {
+            call_id: Some(id), ..
+        } => drop_replayed_call(fx, v, n, id),
+        NodeKind::Message { .. } | NodeKind::Reasoning { .. } => keep_one_item_id(fx, v, n),
+        NodeKind::Result { .. } if fx.claim(n) => {
+            fx.drop_node(n);
+            let detail = "dropped the second result for a call that was already answered";
+            fx.note(v.rule, v.path.clone(), "drop", detail.into());
+        }
+        _ => {}
+    }
+}
+
+fn drop_replayed_call(fx: &mut Fixer, v: &Violation, n: usize, id: &str) {
+    let chain = fx.chain();
+    let first = chain.nodes[..n]
+        .iter()
+        .position(|m| matches!(m.kind, NodeKind::Call { call_id: Some(c), .. } if c == id));
+    let same = first.is_some_and(|f| fx.value_of(f) == fx.value_of(n));
+    if same && fx.claim(n) {
+        fx.drop_node(n);
+        let detail = format!("dropped a replayed copy of call `{id}`");
+        fx.note(v.rule, v.path.clone(), "drop", detail);
+    }
+}
+
+/// Responses: a second item with an id already used. A replayed copy goes; a different
+/// message keeps its content without the id; a different reasoning item cannot exist
+/// without its id and goes.
+fn keep_one_item_id(fx: &mut Fixer, v: &Violation, n: usize) {
+    let chain = fx.chain();
+    let Some(id) = item_id_of(&chain.nodes[n].kind) else {
+        return;
+    };
+    let Some(i) = fx.item_of_turn(chain.nodes[n].turn) else {
+        return;
+    };
+    if !fx.claim(n) {
+        return;
+    }
+    let first = chain.nodes[..n]
+        .iter()
+        .position(|m| item_id_of(&m.kind) == Some(id));
+    let first_item = first.and_then(|f| fx.item_of_turn(chain.nodes[f].turn));
+    let items = fx.items;
+    let same = first_item
+        .is_some_and(|f| items.and_then(|it| it.get(f)) == items.and_then(|it| it.get(i)));
+    let reasoning = matches!(chain.nodes[n].kind, NodeKind::Reasoning { .. });
+    if same || reasoning {
+        fx.drop_node(n);
+        let what = if same {
+            "a replayed copy of"
+        } else {
+            "a second reasoning item with"
+        };
+        fx.note(
+            v.rule,
+            v.path.clone(),
+            "drop",
+            format!("dropped {what} item `{id}`"),
+        );
+    } else {
+        fx.plan.remove_item_id(i);
+        let detail = format!("removed the item id `{id}` from the second item that carried it");
+        fx.note(v.rule, v.path.clone(), "set", detail);
+    }
+}
+
+/// `function-response-count`: the response turn answers each call of the turn before
+/// once: unanswered calls get an error response (or are dropped, as the policy says), a
+/// response to a call of an earlier turn moves there, a response to no call goes.
+fn balance_the_responses(fx: &mut Fixer, v: &Violation) {
+    let Some(t) = v.loc.turn.filter(|&t| t > 0) else {
+        return;
+    };
+    let chain = fx.chain();
+    for (k, node) in chain.nodes.iter().enumerate() {
+        let client = |kind: &NodeKind| match kind {
+            NodeKind::Call { kind, .. } | NodeKind::Result { kind, .. } => {
+                *kind == CallKind::Client
+            }
+            _ => false,
+        };
+        let is_call = matches!(node.kind, NodeKind::Call { .. });
+        if node.turn == t - 1 && is_call && client(&node.kind) && !fx.result_of.contains_key(&k) {
+            respond_to_unanswered(fx, v, k);
+        }
+        if let (true, Some(&c)) = (node.turn == t, fx.call_of.get(&k)) {
+            if chain.nodes[c].turn != t - 1 && fx.claim(k) && fx.move_result(k, c) {
+                // It answers a call of an earlier turn: take it there.
+                let detail = format!(
+                    "moved the response next to its call at {}",
+                    chain.nodes[c].ptr.render()
+                );
+                fx.note(v.rule, node.ptr.render(), "move", detail);
+            }
+        }
+        let is_result = matches!(node.kind, NodeKind::Result { .. });
+        if node.turn == t
+            && is_result
+            && client(&node.kind)
+            && !fx.call_of.contains_key(&k)
+            && fx.claim(k)
+        {
+            fx.drop_node(k);
+            let detail = "dropped a function response that answers no call of the turn before";
+            fx.note(v.rule, node.ptr.render(), "drop", detail.into());
+        }
+    }
+}
+
+fn respond_to_unanswered(fx: &mut Fixer, v: &Violation, k: usize) {
+    let path = fx.chain().nodes[k].ptr.render();
+    if fx.opts.missing_result == MissingResult::DropCall {
+        if fx.claim(k) {
+            fx.drop_node(k);
+            let detail = format!("dropped {}, which was never answered", fx.describe_call(k));
+            fx.note(v.rule, path, "drop", detail);
+        }
+    } else if let Some(value) = fx.synthesized(k) {
+        fx.place_result_of(k, value);
+        let detail = format!("added an error response for {}", fx.describe_call(k));
+        fx.note(v.rule, path, "insert", detail);
+    }
+}
+
+/// The providers' own texts, filled with the real ids and indexes. Each comes from
+/// `provider-errors.jsonl` (the evidence behind the rules); the id in a comment is the
+/// row it reproduces.
+mod texts {
+    use crate::dialect::Dialect;
+    use crate::profile::{Profile, ProfileId};
+
+    /// Index of a wire item, for texts that name `messages[N]`.
+    type Ix = u32;
+
+    /// `tool-result-without-call`.
+    pub(super) fn orphan_result(
+        d: Dialect,
+        p: &Profile,
+        call_id: &str,
+        at: Ix,
+        sub: Option<Ix>,
+    ) -> String {
+        match d {
+            // openai_chat-06 / openai_chat-26
+            Dialect::OpenAiChat if p.id == ProfileId::Mistral => "Unexpected role 'tool' after role 'user'".into(),
+            Dialect::OpenAiChat => {
+                "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.".into()
+            }
+            // openai_responses-04
+            Dialect::OpenAiResponses => format!("No tool call found for function call output with call_id {call_id}."),
+            // anthropic-09
+            Dialect::Anthropic => format!(
+                "messages.{at}.content.{}: unexpected `tool_use_id` found in `tool_result` blocks: {call_id}. Each `tool_result` block must have a corresponding `tool_use` block in the previous message.",
+                sub.unwrap_or(0)
+            ),
+            // gemini-09
+            Dialect::Gemini => "Please ensure that function response turn comes immediately after a function call turn.".into(),
+        }
+    }
+
+    /// `tool-call-without-result`.
+    pub(super) fn unanswered_call(d: Dialect, p: &Profile, call_ids: &[&str], at: Ix) -> String {
+        let ids = call_ids.join(", ");
+        match d {
+            // openai_chat-10 / openai_chat-02
+            Dialect::OpenAiChat if p.id == ProfileId::Mistral => "Not the same number of function calls and responses".into(),
+            Dialect::OpenAiChat => format!(
+                "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: {ids}"
+            ),
+            // openai_responses-05, and DeepSeek's wording (fixture deepseek-responses-rejects-interleaved-function-calls)
+            Dialect::OpenAiResponses if p.id == ProfileId::DeepSeek => format!("No tool output found for tool call {ids}."),
+            Dialect::OpenAiResponses => format!("No tool output found for function call {ids}."),
+            // anthropic-01
+            Dialect::Anthropic => format!(
+                "messages.{at}: `tool_use` ids were found without `tool_result` blocks immediately after: {ids}. Each `tool_use` block must have a corresponding `tool_result` block in the next message."
+            ),
+            // gemini-02
+            Dialect::Gemini => "Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn.".into(),
+        }
+    }
+
+    /// `duplicate-call-id`.
+    pub(super) fn duplicate(
+        d: Dialect,
+        call_id: &str,
+        first: Ix,
+        second: Ix,
+        sub: Option<Ix>,
+    ) -> Option<String> {
+        match d {
+            // openai_chat-12
+            Dialect::OpenAiChat => Some(format!(
+                "Invalid parameter: Duplicate value for 'tool_call_id' of '{call_id}', in messages[{first}] and messages[{second}]."
+            )),
+            // anthropic-11
+            Dialect::Anthropic => Some(format!("messages.{second}.content.{}: `tool_use` ids must be unique", sub.unwrap_or(0))),
+            Dialect::OpenAiResponses | Dialect::Gemini => None,
+        }
+    }
+}

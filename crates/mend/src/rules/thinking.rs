@@ -1,0 +1,550 @@
+//! Signed reasoning comes back as it was sent: Anthropic thinking blocks first in their
+//! message, signed and unmodified; Gemini 3 function calls with their thought signature.
+
+use serde_json::json;
+
+use crate::chain::{CallKind, NodeKind, Role};
+use crate::dialect::Dialect;
+use crate::repair::{Fixer, SKIP_SIGNATURE};
+use crate::violation::{Rule, Severity, Violation};
+
+use super::{Ctx, ProviderText, Repair, RuleSpec};
+
+pub(crate) const THINKING_NOT_FIRST: RuleSpec = RuleSpec {
+    // @spec thinking-not-first
+    id: "thinking-not-first",
+    summary: "an Anthropic assistant message holds thinking but does not start with it, or (thinking on) the message that opened the current tool loop does not start with a thinking block",
+    dialects: &[Dialect::Anthropic],
+    profiles: &[],
+    severity: Severity::Error,
+    provider_texts: &[
+        ProviderText {
+            provider: "anthropic",
+            text: "messages.1.content.0.type: Expected `thinking` or `redacted_thinking`, but found `tool_use`. When `thinking` is enabled, a final `assistant` message must start with a thinking block (preceeding the lastmost set of `tool_use` and `tool_result` blocks). We recommend you include thinking blocks from previous turns. To avoid this requirement, disable `thinking`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking",
+            source: "provider-errors.jsonl anthropic-03",
+        },
+        ProviderText {
+            provider: "anthropic",
+            text: "messages.129.content.0.type: Expected `thinking` or `redacted_thinking`, but found `text`. When `thinking` is enabled, a final `assistant` message must start with a thinking block (preceeding the lastmost set of `tool_use` and `tool_result` blocks). We recommend you include thinking blocks from previous turns. To avoid this requirement, disable `thinking`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking",
+            source: "provider-errors.jsonl anthropic-10",
+        },
+        ProviderText {
+            provider: "anthropic",
+            text: "messages.5.content.0: If an assistant message contains any thinking blocks, the first block must be `thinking` or `redacted_thinking`. Found `text`.",
+            source: "provider-errors.jsonl anthropic-27",
+        },
+        ProviderText {
+            provider: "bedrock",
+            text: "The model returned the following errors: messages.1.content.0.type: Expected `thinking` or `redacted_thinking`, but found `tool_use`. When `thinking` is enabled, a final `assistant` message must start with a thinking block (preceeding the lastmost set of `tool_use` and `tool_result` blocks). We recommend you include thinking blocks from previous turns. To avoid this requirement, disable `thinking`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking",
+            source: "provider-errors.jsonl bedrock_converse-02",
+        },
+    ],
+    repair: Repair::Sometimes("Reorders the message so its thinking and redacted_thinking blocks come first. A loop opener with no thinking block at all is reported and left alone: a signed thinking block cannot be invented."),
+    doc: "Anthropic requires thinking blocks to come first in any assistant message that holds them, and with `thinking` enabled, the assistant message that opened the current tool loop (the history ends with a user message of tool results) must start with a thinking or redacted_thinking block.\nThe check flags both; a message already flagged for the first reason is not flagged again for the second.\nMust not flag: a redacted_thinking block opening the loop, a later step of the loop without thinking, an old loop without thinking once a new user turn started, no thinking blocks with thinking disabled.\nFix: move the thinking blocks to the front; when the opener has no thinking the client must disable thinking or restore the original blocks.",
+    example: r#"{
+  "model": "claude-sonnet-4-20250514",
+  "max_tokens": 4096,
+  "thinking": {
+    "type": "enabled",
+    "budget_tokens": 2048
+  },
+  "messages": [
+    {
+      "role": "user",
+      "content": "What's the weather in Paris?"
+    },
+    {
+      "role": "assistant",
+      "content": [
+        {
+          "type": "text",
+          "text": "Let me check."
+        },
+        {
+          "type": "thinking",
+          "thinking": "The user wants Paris weather; call get_weather.",
+          "signature": "EuYBCkYIBxgCKkDxX0Hq3ZpkW2zQ7GmXhYw2u1m5P0m9d8yCE7q3n2J1w0y9o0TqP1rR7sRk6jvM0n4mF0qK7XgqJ8yC1ZbN2H0cEgxq0Zb7xv3bV2n5GkUaDIG3qNq8a4tS7k2mJyIwU1n0"
+        },
+        {
+          "type": "tool_use",
+          "id": "toolu_01A09q90qw90lq917835lq9",
+          "name": "get_weather",
+          "input": {
+            "city": "Paris"
+          }
+        }
+      ]
+    },
+    {
+      "role": "user",
+      "content": [
+        {
+          "type": "tool_result",
+          "tool_use_id": "toolu_01A09q90qw90lq917835lq9",
+          "content": "18 C, overcast"
+        }
+      ]
+    }
+  ]
+}"#,
+    // @end
+    fix: Some(put_thinking_first),
+};
+
+pub(crate) const THINKING_MODIFIED: RuleSpec = RuleSpec {
+    // @spec thinking-modified
+    id: "thinking-modified",
+    summary: "an Anthropic thinking block cannot be sent as it is: unsigned, a redacted_thinking block without its data, or thinking in the final assistant message with thinking off",
+    dialects: &[Dialect::Anthropic],
+    profiles: &[],
+    severity: Severity::Error,
+    provider_texts: &[
+        ProviderText {
+            provider: "anthropic",
+            text: "messages.1.content.0.thinking.signature: Field required",
+            source: "provider-errors.jsonl anthropic-23",
+        },
+        ProviderText {
+            provider: "anthropic",
+            text: "messages.1.content.0: When thinking is disabled, an `assistant` message in the final position cannot contain `thinking`. To use thinking blocks, enable `thinking` in your request.",
+            source: "provider-errors.jsonl anthropic-18",
+        },
+        ProviderText {
+            provider: "anthropic",
+            text: "messages.N.content.M.redacted_thinking.data: Field required",
+            source: "unknown: exact text not recorded (the code's text for a redacted_thinking block without data, by analogy with anthropic-23; the case cites anthropic-02)",
+        },
+        ProviderText {
+            provider: "anthropic",
+            text: "messages.3.content.11: `thinking` or `redacted_thinking` blocks in the latest assistant message cannot be modified. These blocks must remain as they were in the original response.",
+            source: "provider-errors.jsonl anthropic-02",
+        },
+        ProviderText {
+            provider: "anthropic",
+            text: "messages.1.content.0: Invalid `signature` in `thinking` block",
+            source: "provider-errors.jsonl anthropic-05",
+        },
+    ],
+    repair: Repair::Sometimes("Drops the thinking block, which cannot be sent as it is. The request stays invalid when the dropped block opened the current tool loop with thinking on (thinking-not-first then reports it, unrepairable)."),
+    doc: "Anthropic requires thinking blocks to come back exactly as returned: signed, redacted_thinking with its opaque data, and no thinking in a final assistant message when thinking is disabled.\nThe check flags a thinking block without a signature (or an empty one), a redacted_thinking block without `data`, and with thinking disabled a thinking block in the final assistant message.\nIt cannot see a changed text or a forged signature (anthropic-02, anthropic-05 report those); mend does not verify signatures.\nMust not flag: earlier thinking blocks with thinking disabled, a signed block whose thinking text was omitted, signed thinking and redacted blocks in a loop.\nThe Responses \"encrypted content could not be verified\" rows (openai_responses-02, -08) are filed under this rule but the code has no Responses check for them.\nFix: drop the block.",
+    example: r#"{
+  "model": "claude-sonnet-4-20250514",
+  "max_tokens": 4096,
+  "thinking": {
+    "type": "enabled",
+    "budget_tokens": 2048
+  },
+  "messages": [
+    {
+      "role": "user",
+      "content": "Is 1001 prime?"
+    },
+    {
+      "role": "assistant",
+      "content": [
+        {
+          "type": "thinking",
+          "thinking": "1001 = 7 * 11 * 13, so it is not prime."
+        },
+        {
+          "type": "text",
+          "text": "No: 1001 = 7 x 11 x 13."
+        }
+      ]
+    },
+    {
+      "role": "user",
+      "content": "What about 1009?"
+    }
+  ]
+}"#,
+    // @end
+    fix: Some(drop_the_unsendable_thinking),
+};
+
+pub(crate) const MISSING_THOUGHT_SIGNATURE: RuleSpec = RuleSpec {
+    // @spec missing-thought-signature
+    id: "missing-thought-signature",
+    summary: "in Gemini 3's current turn, the first function call of a model step is sent back without its thought signature",
+    dialects: &[Dialect::Gemini],
+    profiles: &[],
+    severity: Severity::Error,
+    provider_texts: &[
+        ProviderText {
+            provider: "gemini",
+            text: "Function call is missing a thought_signature in functionCall parts. This is required for tools to work correctly, and missing thought_signature may lead to degraded model performance. Additional data, function call `default_api:shell` , position 2. Please refer to https://ai.google.dev/gemini-api/docs/thought-signatures for more details.",
+            source: "provider-errors.jsonl gemini-01",
+        },
+        ProviderText {
+            provider: "gemini",
+            text: "Corrupted thought signature.",
+            source: "provider-errors.jsonl gemini-04",
+        },
+        ProviderText {
+            provider: "vertex",
+            text: "Unable to submit request because Thought signature is not valid.. Learn more: https://cloud.google.com/vertex-ai/generative-ai/docs/model-reference/gemini",
+            source: "provider-errors.jsonl gemini-11",
+        },
+    ],
+    repair: Repair::Always("Moves the step's signature back when it landed on a later call of the same step; otherwise sets thoughtSignature (thought_signature in snake-case bodies) to Google's documented placeholder `skip_thought_signature_validator`."),
+    doc: "Gemini 3 returns a thoughtSignature on the first functionCall part of each model step and requires it back for the current turn (the steps since the last user turn that is not only function responses).\nThe check runs when the model is gemini-3* (body `model` or --model) or the body carries any signature, and flags the first call of each model turn in the current turn that has none.\nMust not flag: parallel calls where only the first is signed, unsigned calls in older turns, Gemini 2 histories without signatures, a placeholder signature on a foreign history.\nIt does not detect corrupted or invalid signatures (gemini-04, gemini-11). The code's text fills the bare function name where the row shows `default_api:shell`.\nFix: restore the moved signature or use the placeholder.",
+    example: r#"{
+  "model": "gemini-3-pro-preview",
+  "contents": [
+    {
+      "role": "user",
+      "parts": [
+        {
+          "text": "What's the weather in Paris?"
+        }
+      ]
+    },
+    {
+      "role": "model",
+      "parts": [
+        {
+          "functionCall": {
+            "id": "9d532gc9",
+            "name": "get_weather",
+            "args": {
+              "city": "Paris"
+            }
+          }
+        }
+      ]
+    },
+    {
+      "role": "user",
+      "parts": [
+        {
+          "functionResponse": {
+            "id": "9d532gc9",
+            "name": "get_weather",
+            "response": {
+              "result": "18 C, light rain"
+            }
+          }
+        }
+      ]
+    }
+  ]
+}"#,
+    // @end
+    fix: Some(give_the_call_its_signature),
+};
+
+// ---------------------------------------------------------------------------------------
+// The checks.
+
+/// Anthropic: thinking blocks come first in their message, and with thinking on, the
+/// assistant message that opened the current tool loop starts with one.
+pub(crate) fn thinking_comes_first(ctx: &Ctx, out: &mut Vec<Violation>) {
+    let chain = ctx.chain;
+    let wire_of = |k: &NodeKind| -> String {
+        match k {
+            NodeKind::Text { .. } => "text".into(),
+            NodeKind::Call { wire, .. }
+            | NodeKind::Result { wire, .. }
+            | NodeKind::Other { wire } => (*wire).to_string(),
+            NodeKind::Media => "image".into(),
+            _ => "block".into(),
+        }
+    };
+    let mut reported = vec![false; chain.turns.len()];
+    for (t, turn) in chain.turns.iter().enumerate() {
+        if turn.role != Role::Assistant {
+            continue;
+        }
+        let nodes = chain.turn_nodes(t);
+        let has_thinking = nodes
+            .iter()
+            .any(|n| matches!(n.kind, NodeKind::Reasoning { .. }));
+        if let Some(first) = nodes.first() {
+            if has_thinking && !matches!(first.kind, NodeKind::Reasoning { .. }) {
+                let found = wire_of(&first.kind);
+                reported[t] = true;
+                out.push(
+                    ctx.at_node(
+                        Rule::ThinkingNotFirst,
+                        turn.first,
+                        format!("{} holds thinking blocks but starts with a {found} block; thinking must come first", turn.ptr.render()),
+                    )
+                    .provider(Some(thinking_not_first(ctx.turn_ix(t), &found, false)))
+                );
+            }
+        }
+    }
+    if !chain.facts.thinking_enabled {
+        return;
+    }
+    // The current tool loop: the history ends with a user message of tool results.
+    let history = ctx.history();
+    let Some(&last) = history.last() else { return };
+    let only_results = |t: usize| {
+        let nodes = chain.turn_nodes(t);
+        !nodes.is_empty()
+            && nodes.iter().all(|n| {
+                matches!(
+                    n.kind,
+                    NodeKind::Result {
+                        kind: CallKind::Client,
+                        ..
+                    }
+                )
+            })
+    };
+    if chain.turns[last].role != Role::User || !only_results(last) {
+        return;
+    }
+    let mut opener = None;
+    for &t in history.iter().rev() {
+        let turn = &chain.turns[t];
+        if turn.role == Role::User && !only_results(t) {
+            break;
+        }
+        if turn.role == Role::Assistant {
+            opener = Some(t);
+        }
+    }
+    let Some(t) = opener else { return };
+    if reported[t] {
+        return;
+    }
+    let nodes = chain.turn_nodes(t);
+    if let Some(first) = nodes.first() {
+        if !matches!(first.kind, NodeKind::Reasoning { .. }) {
+            let found = wire_of(&first.kind);
+            out.push(
+                ctx.at_node(
+                    Rule::ThinkingNotFirst,
+                    chain.turns[t].first,
+                    format!(
+                        "thinking is enabled and {} opened the current tool loop, but it starts with a {found} block instead of its thinking block",
+                        chain.turns[t].ptr.render()
+                    ),
+                )
+                .provider(Some(thinking_not_first(ctx.turn_ix(t), &found, true)))
+            );
+        }
+    }
+}
+
+/// Anthropic: thinking blocks come back as they were sent: signed, with their data, and
+/// not in a final assistant message when thinking is off.
+pub(crate) fn thinking_is_unmodified(ctx: &Ctx, out: &mut Vec<Violation>) {
+    let chain = ctx.chain;
+    let last = (0..chain.turns.len())
+        .rev()
+        .find(|&t| ctx.is_history(&chain.turns[t]));
+    for (n, node) in chain.nodes.iter().enumerate() {
+        let NodeKind::Reasoning {
+            signed, redacted, ..
+        } = node.kind
+        else {
+            continue;
+        };
+        let ix = ctx.turn_ix(node.turn);
+        let sub = ctx.node_sub(n).unwrap_or(0);
+        if !signed {
+            let (message, provider) = if redacted {
+                (
+                    format!("the redacted_thinking block at {} has no `data`; it must come back exactly as it was received", ctx.path(n)),
+                    format!("messages.{ix}.content.{sub}.redacted_thinking.data: Field required"),
+                )
+            } else {
+                (
+                    format!("the thinking block at {} has no signature; thinking blocks must come back signed and unmodified", ctx.path(n)),
+                    format!("messages.{ix}.content.{sub}.thinking.signature: Field required"),
+                )
+            };
+            out.push(
+                ctx.at_node(Rule::ThinkingModified, n, message)
+                    .provider(Some(provider)),
+            );
+        }
+        if chain.facts.thinking_disabled
+            && Some(node.turn) == last
+            && chain.turns[node.turn].role == Role::Assistant
+        {
+            out.push(
+                ctx.at_node(
+                    Rule::ThinkingModified,
+                    n,
+                    format!("thinking is off, but the final assistant message holds a thinking block at {}", ctx.path(n)),
+                )
+                .provider(Some(format!(
+                    "messages.{ix}.content.{sub}: When thinking is disabled, an `assistant` message in the final position cannot contain `thinking`. To use thinking blocks, enable `thinking` in your request."
+                )))
+            );
+        }
+    }
+}
+
+/// Gemini 3: in the current turn, the first function call of each model step carries
+/// the thought signature the API returned.
+pub(crate) fn current_turn_calls_are_signed(ctx: &Ctx, out: &mut Vec<Violation>) {
+    let chain = ctx.chain;
+    let gemini3 = chain
+        .facts
+        .model
+        .is_some_and(|m| m.rsplit('/').next().unwrap_or(m).starts_with("gemini-3"));
+    if !(chain.facts.signatures_seen || gemini3) {
+        return;
+    }
+    let start = (0..chain.turns.len())
+        .rev()
+        .find(|&t| {
+            chain.turns[t].role == Role::User
+                && chain
+                    .turn_nodes(t)
+                    .iter()
+                    .any(|n| !matches!(n.kind, NodeKind::Result { .. }))
+        })
+        .unwrap_or(0);
+    for t in start..chain.turns.len() {
+        if chain.turns[t].role != Role::Assistant {
+            continue;
+        }
+        let turn = &chain.turns[t];
+        let first_call =
+            (turn.first..turn.end).find(|&n| matches!(chain.nodes[n].kind, NodeKind::Call { .. }));
+        if let Some((n, node)) = first_call.map(|n| (n, &chain.nodes[n])) {
+            if let NodeKind::Call {
+                signed: false,
+                name,
+                ..
+            } = node.kind
+            {
+                let p = node.ptr.render();
+                out.push(
+                    ctx.at_node(
+                        Rule::MissingThoughtSignature,
+                        n,
+                        format!(
+                            "the function call{} at {p} is the first of its step in the current turn and has no thoughtSignature; Gemini 3 needs the signature it returned",
+                            name.map(|n| format!(" to `{n}`")).unwrap_or_default()
+                        ),
+                    )
+                    .provider(Some(format!(
+                        "Function call is missing a thought_signature in functionCall parts. This is required for tools to work correctly, and missing thought_signature may lead to degraded model performance. Additional data, function call `{}` , position {}. Please refer to https://ai.google.dev/gemini-api/docs/thought-signatures for more details.",
+                        name.unwrap_or("default_api"),
+                        ctx.turn_ix(t) + 1
+                    )))
+                );
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The fixes.
+
+/// `thinking-not-first`: the message's thinking blocks move back to its start, in their
+/// order, unmodified. A loop opener with no thinking at all is left alone: a signed block
+/// cannot be invented.
+fn put_thinking_first(fx: &mut Fixer, v: &Violation) {
+    let Some(t) = v.loc.turn else { return };
+    let chain = fx.chain();
+    if !chain
+        .turn_nodes(t)
+        .iter()
+        .any(|m| matches!(m.kind, NodeKind::Reasoning { .. }))
+    {
+        return;
+    }
+    let Some(i) = fx.item_of_turn(t) else { return };
+    let Some(item) = fx.items.and_then(|it| it.get(i)) else {
+        return;
+    };
+    let Some(blocks) = item.get("content").and_then(|c| c.as_array()) else {
+        return;
+    };
+    let is_thinking = |b: &&serde_json::Value| {
+        let ty = b.get("type").and_then(|t| t.as_str()).unwrap_or("");
+        ty == "thinking" || ty == "redacted_thinking"
+    };
+    let (thinking, rest): (Vec<_>, Vec<_>) = blocks.iter().partition(is_thinking);
+    let reordered: Vec<_> = thinking.into_iter().chain(rest).cloned().collect();
+    let mut item = item.clone();
+    if let Some(o) = item.as_object_mut() {
+        o.insert("content".into(), serde_json::Value::Array(reordered));
+    }
+    fx.plan.replace_items.insert(i, item);
+    let detail = "moved the thinking blocks back to the start of the message";
+    fx.note(v.rule, v.path.clone(), "reorder", detail.into());
+}
+
+/// `thinking-modified`: the block goes; it cannot be sent as it is, and its signature
+/// cannot be recreated.
+fn drop_the_unsendable_thinking(fx: &mut Fixer, v: &Violation) {
+    let Some(n) = v.loc.node else { return };
+    if fx.claim(n) {
+        fx.drop_node(n);
+        let detail = "dropped the thinking block, which cannot be sent as it is";
+        fx.note(v.rule, v.path.clone(), "drop", detail.into());
+    }
+}
+
+/// `missing-thought-signature`: a step's signature that landed on a later call of the
+/// same step moves back to its first call; otherwise the call gets Google's documented
+/// placeholder.
+fn give_the_call_its_signature(fx: &mut Fixer, v: &Violation) {
+    let Some(n) = v.loc.node else { return };
+    let chain = fx.chain();
+    let ptr = chain.nodes[n].ptr;
+    if ptr.sub.is_none() {
+        return;
+    }
+    let field = signature_field(fx.value_at(ptr), "function_call");
+    let stray = chain
+        .turn_nodes(chain.nodes[n].turn)
+        .iter()
+        .find(|m| m.ptr != ptr && matches!(m.kind, NodeKind::Call { signed: true, .. }));
+    if let Some(other) = stray.filter(|o| o.ptr.sub.is_some()) {
+        let part = fx.value_at(other.ptr);
+        let sig = part
+            .and_then(|p| {
+                p.get("thoughtSignature")
+                    .or_else(|| p.get("thought_signature"))
+            })
+            .cloned();
+        if let Some(sig) = sig {
+            fx.set_field(other.ptr, signature_field(part, "thought_signature"), None);
+            fx.set_field(ptr, field, Some(sig));
+            let detail = format!(
+                "moved the step's thought signature back from {} to its first call",
+                other.ptr
+            );
+            fx.note(v.rule, v.path.clone(), "move", detail);
+            return;
+        }
+    }
+    fx.set_field(ptr, field, Some(json!(SKIP_SIGNATURE)));
+    let detail = format!("set {field} to Google's documented placeholder `{SKIP_SIGNATURE}`");
+    fx.note(v.rule, v.path.clone(), "set", detail);
+}
+
+/// The signature field a part uses: snake case when the part has the snake-case `key`.
+fn signature_field(part: Option<&serde_json::Value>, key: &str) -> &'static str {
+    if part.is_some_and(|p| p.get(key).is_some()) {
+        "thought_signature"
+    } else {
+        "thoughtSignature"
+    }
+}
+
+/// `thinking-not-first`'s texts (anthropic-03 / anthropic-10, anthropic-27).
+/// `thinking-not-first`.
+fn thinking_not_first(at: u32, found: &str, loop_opener: bool) -> String {
+    if loop_opener {
+        // anthropic-03 / anthropic-10
+        format!(
+            "messages.{at}.content.0.type: Expected `thinking` or `redacted_thinking`, but found `{found}`. When `thinking` is enabled, a final `assistant` message must start with a thinking block (preceeding the lastmost set of `tool_use` and `tool_result` blocks). We recommend you include thinking blocks from previous turns. To avoid this requirement, disable `thinking`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking"
+        )
+    } else {
+        // anthropic-27
+        format!(
+            "messages.{at}.content.0: If an assistant message contains any thinking blocks, the first block must be `thinking` or `redacted_thinking`. Found `{found}`."
+        )
+    }
+}
