@@ -11,6 +11,9 @@ use super::{blank, kind_of, malformed};
 use crate::chain::{CallKind, Chain, NodeKind, Ptr, Role};
 use crate::violation::Violation;
 
+pub mod canonical;
+pub(crate) mod capture;
+
 const ROOT: &str = "messages";
 
 /// The wire name of the legacy `function_call` (no id; answered by a `function` message by name).
