@@ -25,7 +25,7 @@ use crate::dialect::gemini::capture as gemini;
 use crate::dialect::openai_chat::capture as openai_chat;
 use crate::dialect::openai_responses::capture as openai_responses;
 
-mod sse;
+use crate::sse;
 
 /// A captured response.
 #[derive(Debug, Clone, PartialEq, Default)]
