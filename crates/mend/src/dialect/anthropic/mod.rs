@@ -14,6 +14,7 @@ use crate::violation::Violation;
 
 pub mod canonical;
 pub(crate) mod capture;
+pub(crate) mod settings;
 
 const ROOT: &str = "messages";
 

@@ -13,6 +13,7 @@ use crate::violation::Violation;
 
 pub mod canonical;
 pub(crate) mod capture;
+pub(crate) mod settings;
 
 const ROOT: &str = "messages";
 
