@@ -49,11 +49,14 @@ use std::fmt;
 use crate::dialect::kind_of;
 use crate::Dialect;
 
-pub mod anthropic;
 pub mod capture;
-pub mod gemini;
-pub mod openai_chat;
-pub mod openai_responses;
+
+// Each dialect's reader and writer lives in that dialect's folder; these names keep the
+// paths they had when they lived here.
+pub use crate::dialect::anthropic::canonical as anthropic;
+pub use crate::dialect::gemini::canonical as gemini;
+pub use crate::dialect::openai_chat::canonical as openai_chat;
+pub use crate::dialect::openai_responses::canonical as openai_responses;
 
 /// The version of the JSON form written and read by this crate.
 pub const VERSION: u32 = 1;

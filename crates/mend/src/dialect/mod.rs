@@ -1,5 +1,9 @@
-//! Dialects: one module per request body format, each mapping its wire JSON onto the
-//! [`Chain`](crate::chain::Chain).
+//! Dialects: one folder per request body format, holding everything that knows that
+//! format's wire JSON: `mod.rs` maps a request onto the [`Chain`](crate::chain::Chain)
+//! the rules read, `canonical.rs` reads and writes the canonical
+//! [`Conversation`](crate::canonical::Conversation) convert uses, and `capture.rs` reads
+//! the dialect's responses and SSE streams for [`capture`](crate::canonical::capture).
+//! This module keeps what is common to all of them: the [`Dialect`] enum and detection.
 //!
 //! Invariant: an adapter never fails and never judges. It records what it sees (turns,
 //! nodes, and `malformed` violations for shapes it cannot read) and leaves every rule

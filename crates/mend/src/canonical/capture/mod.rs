@@ -20,11 +20,12 @@ use super::{Extra, Message};
 use crate::dialect::kind_of;
 use crate::Dialect;
 
-mod anthropic;
-mod gemini;
-mod openai_chat;
-mod openai_responses;
-mod sse;
+use crate::dialect::anthropic::capture as anthropic;
+use crate::dialect::gemini::capture as gemini;
+use crate::dialect::openai_chat::capture as openai_chat;
+use crate::dialect::openai_responses::capture as openai_responses;
+
+use crate::sse;
 
 /// A captured response.
 #[derive(Debug, Clone, PartialEq, Default)]

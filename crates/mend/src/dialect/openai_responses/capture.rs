@@ -11,10 +11,10 @@
 
 use serde_json::{Map, Value};
 
-use super::{
+use super::canonical::read_item;
+use crate::canonical::capture::{
     event_type, malformed, mark, merge, truncated, without, ByIndex, CaptureError, Event, Reply,
 };
-use crate::canonical::openai_responses::read_item;
 use crate::canonical::Message;
 
 pub(crate) fn read_response(o: &Map<String, Value>) -> Result<Reply, String> {

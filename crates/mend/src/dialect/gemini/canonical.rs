@@ -16,7 +16,7 @@
 
 use serde_json::{Map, Value};
 
-use super::{
+use crate::canonical::{
     arguments_value, compact, with_history, Conversation, Extra, Form, Media, Message, Opaque,
     Part, Reasoning, Role, Text, ToolCall, ToolContent, ToolResult, WriteError, Writer,
 };

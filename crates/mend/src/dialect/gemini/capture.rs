@@ -12,10 +12,10 @@
 
 use serde_json::{Map, Value};
 
-use super::{
+use super::canonical::read_content;
+use crate::canonical::capture::{
     malformed, mark, merge_owned, truncated, without, ByIndex, CaptureError, Event, Reply,
 };
-use crate::canonical::gemini::read_content;
 use crate::canonical::{Message, Role};
 
 pub(crate) fn read_response(o: &Map<String, Value>) -> Result<Reply, String> {

@@ -12,6 +12,9 @@ use super::{blank, kind_of, malformed};
 use crate::chain::{CallKind, Chain, NodeKind, Ptr, Role};
 use crate::violation::Violation;
 
+pub mod canonical;
+pub(crate) mod capture;
+
 const ROOT: &str = "input";
 
 /// Client call item types and the output item type that answers each.

@@ -12,6 +12,10 @@ use super::{blank, kind_of, malformed};
 use crate::chain::{CallKind, Chain, NodeKind, Ptr, Role};
 use crate::violation::Violation;
 
+pub mod canonical;
+pub(crate) mod capture;
+pub(crate) mod settings;
+
 const ROOT: &str = "messages";
 
 pub(crate) fn map<'a>(

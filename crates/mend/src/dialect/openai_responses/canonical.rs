@@ -19,7 +19,7 @@
 
 use serde_json::{Map, Value};
 
-use super::{
+use crate::canonical::{
     data_url, rest, split_data_url, with_history, Conversation, Form, Media, Message, Opaque, Part,
     Reasoning, Role, Text, ToolCall, ToolContent, ToolResult, WriteError, Writer,
 };

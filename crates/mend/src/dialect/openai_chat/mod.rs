@@ -11,6 +11,10 @@ use super::{blank, kind_of, malformed};
 use crate::chain::{CallKind, Chain, NodeKind, Ptr, Role};
 use crate::violation::{Defect, Rule, Violation};
 
+pub mod canonical;
+pub(crate) mod capture;
+pub(crate) mod settings;
+
 const ROOT: &str = "messages";
 
 /// The wire name of the legacy `function_call` (no id; answered by a `function` message by name).
@@ -100,6 +104,7 @@ impl<'a> Fields<'a> {
     }
 }
 
+/// One message: its turn, then its reasoning, content, calls and result nodes in wire order.
 fn map_message<'a>(i: usize, m: &'a Value, chain: &mut Chain<'a>, out: &mut Vec<Violation>) {
     let ptr = Ptr::item(ROOT, i);
     let Some(m) = m.as_object() else {
@@ -116,7 +121,35 @@ fn map_message<'a>(i: usize, m: &'a Value, chain: &mut Chain<'a>, out: &mut Vec<
         return;
     };
     let f = Fields::of(m);
-    let wire_role = match f.role {
+    let wire_role = read_role(i, f.role, ptr, out);
+    let role = role_of(wire_role);
+    let size = f.content.map(approx_size).unwrap_or(0);
+    chain.begin_turn(role, wire_role, ptr, size);
+
+    if let Some((key, _)) = f.reasoning {
+        chain.push(
+            NodeKind::Reasoning {
+                item_id: None,
+                signed: key == "reasoning_details",
+                encrypted: false,
+                redacted: false,
+                wire: key,
+            },
+            Ptr::field(ROOT, i, key),
+        );
+    }
+    map_content(i, f.content, ptr, chain, out);
+    if role == Role::Assistant {
+        map_calls(i, &f, ptr, chain, out);
+    }
+    if role == Role::Tool {
+        map_result(i, wire_role, &f, ptr, chain, out);
+    }
+}
+
+/// The wire role as written, or `?` (with a `malformed` finding) when it is not a string.
+fn read_role<'a>(i: usize, role: Option<&'a Value>, ptr: Ptr, out: &mut Vec<Violation>) -> &'a str {
+    match role {
         Some(Value::String(r)) => r.as_str(),
         Some(other) => {
             malformed(
@@ -139,31 +172,29 @@ fn map_message<'a>(i: usize, m: &'a Value, chain: &mut Chain<'a>, out: &mut Vec<
             );
             "?"
         }
-    };
-    let role = match wire_role {
+    }
+}
+
+/// The neutral role of a wire role.
+fn role_of(wire_role: &str) -> Role {
+    match wire_role {
         "system" | "developer" => Role::System,
         "user" => Role::User,
         "assistant" => Role::Assistant,
         "tool" | "function" => Role::Tool,
         _ => Role::Unknown,
-    };
-    let size = f.content.map(approx_size).unwrap_or(0);
-    chain.begin_turn(role, wire_role, ptr, size);
-
-    if let Some((key, _)) = f.reasoning {
-        chain.push(
-            NodeKind::Reasoning {
-                item_id: None,
-                signed: key == "reasoning_details",
-                encrypted: false,
-                redacted: false,
-                wire: key,
-            },
-            Ptr::field(ROOT, i, key),
-        );
     }
+}
 
-    match f.content {
+/// `content`: a string, an array of parts, or nothing (which marks the turn empty).
+fn map_content<'a>(
+    i: usize,
+    content: Option<&'a Value>,
+    ptr: Ptr,
+    chain: &mut Chain<'a>,
+    out: &mut Vec<Violation>,
+) {
+    match content {
         None | Some(Value::Null) => chain.mark_empty(),
         Some(Value::String(s)) => chain.push(
             NodeKind::Text { blank: blank(s) },
@@ -174,39 +205,7 @@ fn map_message<'a>(i: usize, m: &'a Value, chain: &mut Chain<'a>, out: &mut Vec<
                 chain.mark_empty();
             }
             for (j, p) in parts.iter().enumerate() {
-                let pptr = Ptr::sub(ROOT, i, "content", j);
-                let Some(p) = p.as_object() else {
-                    malformed(
-                        out,
-                        pptr,
-                        None,
-                        format!(
-                            "messages[{i}].content[{j}] is {} but a content part is an object",
-                            kind_of(p)
-                        ),
-                    );
-                    continue;
-                };
-                let kind = match p.get("type").and_then(Value::as_str) {
-                    Some("text") => NodeKind::Text {
-                        blank: p.get("text").and_then(Value::as_str).is_none_or(blank),
-                    },
-                    Some("refusal") => NodeKind::Text { blank: false },
-                    Some("image_url" | "input_audio" | "file" | "image" | "audio") => {
-                        NodeKind::Media
-                    }
-                    Some(t) => NodeKind::Other { wire: t },
-                    None => {
-                        malformed(
-                            out,
-                            pptr,
-                            Some("type"),
-                            format!("messages[{i}].content[{j}] has no string `type`"),
-                        );
-                        continue;
-                    }
-                };
-                chain.push(kind, pptr);
+                map_part(i, j, p, chain, out);
             }
         }
         Some(other) => malformed(
@@ -219,81 +218,131 @@ fn map_message<'a>(i: usize, m: &'a Value, chain: &mut Chain<'a>, out: &mut Vec<
             ),
         ),
     }
+}
 
-    if role == Role::Assistant {
-        match f.tool_calls {
-            None | Some(Value::Null) => {}
-            Some(Value::Array(calls)) => {
-                if calls.is_empty() {
-                    out.push(
-                        Violation::error(
-                            Rule::Malformed,
-                            ptr.render_with("tool_calls"),
-                            format!(
-                                "messages[{i}].tool_calls is an empty array; omit the key or send null"
-                            ),
-                        )
-                        .at_turn(chain.turns.len() - 1)
-                        .with_defect(Defect::EmptyToolCalls),
-                    );
-                }
-                for (j, c) in calls.iter().enumerate() {
-                    map_call(i, j, c, chain, out);
-                }
-            }
-            Some(other) => malformed(
-                out,
-                ptr,
-                Some("tool_calls"),
-                format!(
-                    "messages[{i}].tool_calls is {} but must be an array",
-                    kind_of(other)
-                ),
+/// One entry of a `content` array.
+fn map_part<'a>(i: usize, j: usize, p: &'a Value, chain: &mut Chain<'a>, out: &mut Vec<Violation>) {
+    let pptr = Ptr::sub(ROOT, i, "content", j);
+    let Some(p) = p.as_object() else {
+        malformed(
+            out,
+            pptr,
+            None,
+            format!(
+                "messages[{i}].content[{j}] is {} but a content part is an object",
+                kind_of(p)
             ),
-        }
-        if let Some(fc) = f.function_call.and_then(Value::as_object) {
-            chain.push(
-                NodeKind::Call {
-                    call_id: None,
-                    name: fc.get("name").and_then(Value::as_str),
-                    item_id: None,
-                    kind: CallKind::Client,
-                    wire: LEGACY_FUNCTION_CALL,
-                    signed: false,
-                },
-                Ptr::field(ROOT, i, "function_call"),
+        );
+        return;
+    };
+    let kind = match p.get("type").and_then(Value::as_str) {
+        Some("text") => NodeKind::Text {
+            blank: p.get("text").and_then(Value::as_str).is_none_or(blank),
+        },
+        Some("refusal") => NodeKind::Text { blank: false },
+        Some("image_url" | "input_audio" | "file" | "image" | "audio") => NodeKind::Media,
+        Some(t) => NodeKind::Other { wire: t },
+        None => {
+            malformed(
+                out,
+                pptr,
+                Some("type"),
+                format!("messages[{i}].content[{j}] has no string `type`"),
             );
+            return;
         }
-    }
+    };
+    chain.push(kind, pptr);
+}
 
-    if role == Role::Tool {
-        let call_id = match f.tool_call_id {
-            Some(Value::String(s)) => Some(s.as_str()),
-            Some(Value::Null) | None => None,
-            Some(other) => {
-                malformed(
-                    out,
-                    ptr,
-                    Some("tool_call_id"),
-                    format!(
-                        "messages[{i}].tool_call_id is {} but must be a string",
-                        kind_of(other)
-                    ),
+/// An assistant message's `tool_calls[]` and legacy `function_call`.
+fn map_calls<'a>(
+    i: usize,
+    f: &Fields<'a>,
+    ptr: Ptr,
+    chain: &mut Chain<'a>,
+    out: &mut Vec<Violation>,
+) {
+    match f.tool_calls {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(calls)) => {
+            if calls.is_empty() {
+                out.push(
+                    Violation::error(
+                        Rule::Malformed,
+                        ptr.render_with("tool_calls"),
+                        format!(
+                            "messages[{i}].tool_calls is an empty array; omit the key or send null"
+                        ),
+                    )
+                    .at_turn(chain.turns.len().saturating_sub(1))
+                    .with_defect(Defect::EmptyToolCalls),
                 );
-                None
             }
-        };
-        let name = f.name.and_then(Value::as_str);
-        chain.push(
-            NodeKind::Result {
-                call_id,
-                name: if wire_role == "function" { name } else { None },
-                kind: CallKind::Client,
-                wire: wire_role,
-            },
+            for (j, c) in calls.iter().enumerate() {
+                map_call(i, j, c, chain, out);
+            }
+        }
+        Some(other) => malformed(
+            out,
             ptr,
+            Some("tool_calls"),
+            format!(
+                "messages[{i}].tool_calls is {} but must be an array",
+                kind_of(other)
+            ),
+        ),
+    }
+    if let Some(fc) = f.function_call.and_then(Value::as_object) {
+        chain.push(
+            NodeKind::Call {
+                call_id: None,
+                name: fc.get("name").and_then(Value::as_str),
+                item_id: None,
+                kind: CallKind::Client,
+                wire: LEGACY_FUNCTION_CALL,
+                signed: false,
+            },
+            Ptr::field(ROOT, i, "function_call"),
         );
     }
+}
+
+/// A `tool` (or legacy `function`) message's result node.
+fn map_result<'a>(
+    i: usize,
+    wire_role: &'a str,
+    f: &Fields<'a>,
+    ptr: Ptr,
+    chain: &mut Chain<'a>,
+    out: &mut Vec<Violation>,
+) {
+    let call_id = match f.tool_call_id {
+        Some(Value::String(s)) => Some(s.as_str()),
+        Some(Value::Null) | None => None,
+        Some(other) => {
+            malformed(
+                out,
+                ptr,
+                Some("tool_call_id"),
+                format!(
+                    "messages[{i}].tool_call_id is {} but must be a string",
+                    kind_of(other)
+                ),
+            );
+            None
+        }
+    };
+    let name = f.name.and_then(Value::as_str);
+    chain.push(
+        NodeKind::Result {
+            call_id,
+            name: if wire_role == "function" { name } else { None },
+            kind: CallKind::Client,
+            wire: wire_role,
+        },
+        ptr,
+    );
 }
 
 fn map_call<'a>(i: usize, j: usize, c: &'a Value, chain: &mut Chain<'a>, out: &mut Vec<Violation>) {

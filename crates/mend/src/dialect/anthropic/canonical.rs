@@ -13,7 +13,7 @@
 
 use serde_json::{Map, Value};
 
-use super::{
+use crate::canonical::{
     arguments_value, compact, rest, with_history, Conversation, Form, Media, Message, Opaque, Part,
     Reasoning, Role, Text, ToolCall, ToolContent, ToolResult, WriteError, Writer,
 };

@@ -12,6 +12,10 @@ use super::{kind_of, malformed};
 use crate::chain::{CallKind, Chain, NodeKind, Ptr, Role};
 use crate::violation::Violation;
 
+pub mod canonical;
+pub(crate) mod capture;
+pub(crate) mod settings;
+
 const ROOT: &str = "contents";
 
 pub(crate) fn map<'a>(

@@ -10,10 +10,10 @@
 
 use serde_json::{Map, Value};
 
-use super::{
+use super::canonical::{read_block, read_message};
+use crate::canonical::capture::{
     event_type, malformed, mark, merge, truncated, without, ByIndex, CaptureError, Event, Reply,
 };
-use crate::canonical::anthropic::{read_block, read_message};
 use crate::canonical::{Message, Part, Role};
 
 pub(crate) fn read_response(o: &Map<String, Value>) -> Result<Reply, String> {

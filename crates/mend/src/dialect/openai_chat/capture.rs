@@ -13,8 +13,10 @@
 
 use serde_json::{Map, Value};
 
-use super::{malformed, mark, truncated, without, ByIndex, CaptureError, Event, Reply};
-use crate::canonical::openai_chat::read_message;
+use super::canonical::read_message;
+use crate::canonical::capture::{
+    malformed, mark, truncated, without, ByIndex, CaptureError, Event, Reply,
+};
 use crate::canonical::Message;
 
 /// Drop a response message's fields that hold nothing.

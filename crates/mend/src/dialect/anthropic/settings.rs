@@ -1,0 +1,136 @@
+//! Anthropic top-level settings <-> the neutral [`Settings`](crate::convert::settings)
+//! convert carries.
+
+use serde_json::{json, Map, Value};
+
+use crate::canonical::Extra;
+use crate::chain::escape;
+use crate::convert::settings::{
+    put_opt, Choice, Function, Reader, Settings, Writer, DEFAULT_MAX_TOKENS,
+};
+use crate::convert::{ConvertOptions, Note, NoteKind};
+
+/// The request's top-level fields as neutral settings; what has no place there is
+/// reported lost through `r`.
+pub(crate) fn read(req: &Extra, r: &mut Reader) -> Settings {
+    let mut s = Settings::default();
+    for (k, v) in req {
+        let path = format!("/{}", escape(k));
+        match k.as_str() {
+            "model" => s.model = Some(v.clone()),
+            "max_tokens" => s.max_tokens = Some(v.clone()),
+            "temperature" => s.temperature = Some(v.clone()),
+            "top_p" => s.top_p = Some(v.clone()),
+            "top_k" => s.top_k = Some(v.clone()),
+            "stop_sequences" => s.stop = Some(v.clone()),
+            "stream" => s.stream = Some(v.clone()),
+            "tools" => {
+                for (i, t) in v.as_array().into_iter().flatten().enumerate() {
+                    let custom =
+                        matches!(t.get("type").and_then(Value::as_str), None | Some("custom"));
+                    match t.get("name").and_then(Value::as_str) {
+                        Some(name) if custom => s.tools.push(Function {
+                            name: name.to_string(),
+                            description: t.get("description").cloned(),
+                            parameters: t.get("input_schema").cloned(),
+                            strict: t.get("strict").cloned(),
+                        }),
+                        _ => r.tool(format!("{path}/{i}"), t),
+                    }
+                }
+            }
+            "tool_choice" => {
+                let name = v.get("name").and_then(Value::as_str);
+                s.tool_choice = match (v.get("type").and_then(Value::as_str), name) {
+                    (Some("auto"), _) => Some(Choice::Auto),
+                    (Some("any"), _) => Some(Choice::Required),
+                    (Some("none"), _) => Some(Choice::None),
+                    (Some("tool"), Some(n)) => Some(Choice::Function(n.to_string())),
+                    _ => None,
+                };
+                if let Some(Value::Bool(d)) = v.get("disable_parallel_tool_use") {
+                    s.parallel = Some(!d);
+                }
+            }
+            "metadata" => match v.as_object() {
+                Some(o) => {
+                    for (mk, mv) in o {
+                        match mk.as_str() {
+                            "user_id" => s.user = Some(mv.clone()),
+                            _ => r.unknown(format!("{path}/{}", escape(mk)), mk),
+                        }
+                    }
+                }
+                None => r.unknown(path, k),
+            },
+            _ if v.is_null() => {}
+            _ => r.unknown(path, k),
+        }
+    }
+    s
+}
+
+/// The settings as this dialect writes them.
+impl Writer<'_> {
+    pub(crate) fn anthropic(&mut self, s: Settings, opts: &ConvertOptions) {
+        self.put("model", s.model);
+        let max = match (opts.max_tokens, s.max_tokens) {
+            (Some(n), _) => Value::from(n),
+            (None, Some(v)) => v,
+            (None, None) => {
+                self.notes.push(Note::new(
+                    NoteKind::Added,
+                    "max-tokens",
+                    "/max_tokens".into(),
+                    format!(
+                        "Anthropic requires `max_tokens` and {} did not give one: {DEFAULT_MAX_TOKENS} (set it with --max-tokens)",
+                        self.from
+                    ),
+                ));
+                Value::from(DEFAULT_MAX_TOKENS)
+            }
+        };
+        self.out.insert("max_tokens".into(), max);
+        self.put("temperature", s.temperature);
+        self.put("top_p", s.top_p);
+        self.put("top_k", s.top_k);
+        self.put("stop_sequences", s.stop);
+        self.put("stream", s.stream);
+        if !s.tools.is_empty() {
+            let tools = s
+                .tools
+                .into_iter()
+                .map(|f| {
+                    self.strict_lost(&f.name, f.strict.as_ref());
+                    let mut o = Map::new();
+                    o.insert("name".into(), Value::String(f.name));
+                    put_opt(&mut o, "description", f.description);
+                    let schema = f
+                        .parameters
+                        .unwrap_or_else(|| json!({"type": "object", "properties": {}}));
+                    o.insert("input_schema".into(), schema);
+                    Value::Object(o)
+                })
+                .collect();
+            self.out.insert("tools".into(), Value::Array(tools));
+        }
+        let mut choice = s.tool_choice.map(|c| match c {
+            Choice::Auto => json!({"type": "auto"}),
+            Choice::None => json!({"type": "none"}),
+            Choice::Required => json!({"type": "any"}),
+            Choice::Function(n) => json!({"type": "tool", "name": n}),
+        });
+        if s.parallel == Some(false) {
+            let c = choice.get_or_insert_with(|| json!({"type": "auto"}));
+            if let Some(o) = c.as_object_mut() {
+                o.insert("disable_parallel_tool_use".into(), Value::Bool(true));
+            }
+        }
+        self.put("tool_choice", choice);
+        self.put("metadata", s.user.map(|u| json!({ "user_id": u })));
+        self.drop("seed", s.seed);
+        self.drop("presence_penalty", s.presence_penalty);
+        self.drop("frequency_penalty", s.frequency_penalty);
+        self.drop("reasoning_effort", s.effort);
+    }
+}

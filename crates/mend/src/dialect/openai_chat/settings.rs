@@ -1,0 +1,167 @@
+//! OpenAI chat and Responses top-level settings <-> the neutral
+//! [`Settings`](crate::convert::settings) convert carries: the same settings under
+//! slightly different names (`chat` says which).
+
+use serde_json::{json, Map, Value};
+
+use crate::canonical::Extra;
+use crate::chain::escape;
+use crate::convert::settings::{put_opt, Choice, Function, Reader, Settings, Writer};
+use crate::{Dialect, Profile};
+
+/// The request's top-level fields as neutral settings; what has no place there is
+/// reported lost through `r`.
+pub(crate) fn read(req: &Extra, r: &mut Reader) -> Settings {
+    let chat = r.from == Dialect::OpenAiChat;
+    let mut s = Settings::default();
+    for (k, v) in req {
+        let path = format!("/{}", escape(k));
+        match k.as_str() {
+            "model" => s.model = Some(v.clone()),
+            "max_tokens" | "max_completion_tokens" if chat => s.max_tokens = Some(v.clone()),
+            "max_output_tokens" if !chat => s.max_tokens = Some(v.clone()),
+            "temperature" => s.temperature = Some(v.clone()),
+            "top_p" => s.top_p = Some(v.clone()),
+            "stop" if chat => {
+                s.stop = match v {
+                    Value::String(one) => Some(json!([one])),
+                    Value::Null => None,
+                    other => Some(other.clone()),
+                }
+            }
+            "stream" => s.stream = Some(v.clone()),
+            "tools" => {
+                for (i, t) in v.as_array().into_iter().flatten().enumerate() {
+                    match openai_function(t, chat) {
+                        Some(f) => s.tools.push(f),
+                        None => r.tool(format!("{path}/{i}"), t),
+                    }
+                }
+            }
+            "tool_choice" => s.tool_choice = openai_choice(v, chat),
+            "parallel_tool_calls" => s.parallel = v.as_bool(),
+            "user" => s.user = Some(v.clone()),
+            "seed" if chat => s.seed = Some(v.clone()),
+            "reasoning_effort" if chat => s.effort = Some(v.clone()),
+            "reasoning" if !chat && v.is_object() => {
+                for (rk, rv) in v.as_object().into_iter().flatten() {
+                    match rk.as_str() {
+                        "effort" => s.effort = Some(rv.clone()),
+                        _ if rv.is_null() => {}
+                        _ => {
+                            r.unknown(format!("{path}/{}", escape(rk)), &format!("reasoning.{rk}"))
+                        }
+                    }
+                }
+            }
+            "presence_penalty" if chat => s.presence_penalty = Some(v.clone()),
+            "frequency_penalty" if chat => s.frequency_penalty = Some(v.clone()),
+            _ if v.is_null() => {}
+            _ => r.unknown(path, k),
+        }
+    }
+    s
+}
+
+fn openai_function(t: &Value, chat: bool) -> Option<Function> {
+    if t.get("type").and_then(Value::as_str) != Some("function") {
+        return None;
+    }
+    let f = if chat { t.get("function")? } else { t };
+    Some(Function {
+        name: f.get("name")?.as_str()?.to_string(),
+        description: f.get("description").cloned(),
+        parameters: f.get("parameters").cloned(),
+        strict: f.get("strict").cloned(),
+    })
+}
+
+fn openai_choice(v: &Value, chat: bool) -> Option<Choice> {
+    match v {
+        Value::String(s) => match s.as_str() {
+            "auto" => Some(Choice::Auto),
+            "none" => Some(Choice::None),
+            "required" => Some(Choice::Required),
+            _ => None,
+        },
+        Value::Object(o) if o.get("type").and_then(Value::as_str) == Some("function") => {
+            let f = if chat { o.get("function")? } else { v };
+            Some(Choice::Function(f.get("name")?.as_str()?.to_string()))
+        }
+        _ => None,
+    }
+}
+
+/// The settings as this dialect writes them.
+impl Writer<'_> {
+    /// OpenAI chat (`chat`) or Responses: the same settings under slightly different names.
+    pub(crate) fn openai(&mut self, s: Settings, chat: bool, profile: &Profile) {
+        self.put("model", s.model);
+        // OpenAI's reasoning models refuse `max_tokens` in chat ("Unsupported parameter:
+        // 'max_tokens' is not supported with this model. Use 'max_completion_tokens'
+        // instead."); every OpenAI model takes the newer name, most compatible APIs only
+        // the older one.
+        let limit = match (chat, profile.name) {
+            (false, _) => "max_output_tokens",
+            (true, "openai" | "azure") => "max_completion_tokens",
+            (true, _) => "max_tokens",
+        };
+        self.put(limit, s.max_tokens);
+        self.put("temperature", s.temperature);
+        self.put("top_p", s.top_p);
+        self.drop("top_k", s.top_k);
+        if chat {
+            self.put("stop", s.stop);
+        } else {
+            self.drop("stop", s.stop);
+        }
+        self.put("stream", s.stream);
+        if !s.tools.is_empty() {
+            let tools = s
+                .tools
+                .into_iter()
+                .map(|f| {
+                    let mut o = Map::new();
+                    if !chat {
+                        o.insert("type".into(), "function".into());
+                    }
+                    o.insert("name".into(), Value::String(f.name));
+                    put_opt(&mut o, "description", f.description);
+                    put_opt(&mut o, "parameters", f.parameters);
+                    put_opt(&mut o, "strict", f.strict);
+                    if chat {
+                        json!({"type": "function", "function": o})
+                    } else {
+                        Value::Object(o)
+                    }
+                })
+                .collect();
+            self.out.insert("tools".into(), Value::Array(tools));
+        }
+        let choice = s.tool_choice.map(|c| openai_choice_value(c, chat));
+        self.put("tool_choice", choice);
+        self.put("parallel_tool_calls", s.parallel.map(Value::Bool));
+        self.put("user", s.user);
+        if chat {
+            self.put("seed", s.seed);
+            self.put("presence_penalty", s.presence_penalty);
+            self.put("frequency_penalty", s.frequency_penalty);
+            self.put("reasoning_effort", s.effort);
+        } else {
+            self.drop("seed", s.seed);
+            self.drop("presence_penalty", s.presence_penalty);
+            self.drop("frequency_penalty", s.frequency_penalty);
+            self.put("reasoning", s.effort.map(|e| json!({ "effort": e })));
+        }
+    }
+}
+
+fn openai_choice_value(c: Choice, chat: bool) -> Value {
+    match c {
+        Choice::Auto => json!("auto"),
+        Choice::None => json!("none"),
+        Choice::Required => json!("required"),
+        Choice::Function(n) if chat => json!({"type": "function", "function": {"name": n}}),
+        Choice::Function(n) => json!({"type": "function", "name": n}),
+    }
+}
