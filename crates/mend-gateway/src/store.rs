@@ -86,7 +86,7 @@ pub async fn append_exchange<S: Store>(store: &S, ex: Exchange) -> Result<Kept, 
         let dialect = ex.dialect;
         let is_model = |v: &Value| {
             if canonical_roles {
-                v.get("role").and_then(Value::as_str) == Some(Role::Assistant.as_str())
+                v.get("role").and_then(Value::as_str) == Some(Role::<String>::Assistant.as_str())
             } else {
                 is_model_output(dialect, v)
             }

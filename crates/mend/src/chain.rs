@@ -10,33 +10,9 @@
 
 use std::fmt::Write as _;
 
-/// Who speaks in a turn, in the neutral vocabulary the rules use.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Role {
-    /// System or developer instructions.
-    System,
-    /// The human side, including a user turn that carries tool results.
-    User,
-    /// The model: messages, calls and reasoning it produced.
-    Assistant,
-    /// A dedicated tool-result turn (OpenAI chat `tool` message, Responses `*_output` item).
-    Tool,
-    /// A role the dialect does not know; the raw text is kept on the turn.
-    Unknown,
-}
-
-impl Role {
-    /// A short lowercase name for tables and messages.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Role::System => "system",
-            Role::User => "user",
-            Role::Assistant => "assistant",
-            Role::Tool => "tool",
-            Role::Unknown => "unknown",
-        }
-    }
-}
+/// Who speaks in a turn: the one [`Role`](crate::role::Role), borrowing unknown names
+/// from the body. `System` stands for every instruction role here.
+pub use crate::role::Role;
 
 /// Where a node or turn lives in the wire body: `/{root}/{item}/{key}/{sub}`, each part
 /// optional after the root. Copy and cheap; rendered on demand.
@@ -244,7 +220,7 @@ pub struct Node<'a> {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Turn<'a> {
     /// Neutral role.
-    pub role: Role,
+    pub role: Role<&'a str>,
     /// The role or item type as written on the wire.
     pub wire: &'a str,
     /// Where it lives.
@@ -294,7 +270,13 @@ pub struct Chain<'a> {
 
 impl<'a> Chain<'a> {
     /// Start a turn; nodes pushed until the next `begin_turn` belong to it.
-    pub fn begin_turn(&mut self, role: Role, wire: &'a str, ptr: Ptr, size: usize) -> usize {
+    pub fn begin_turn(
+        &mut self,
+        role: Role<&'a str>,
+        wire: &'a str,
+        ptr: Ptr,
+        size: usize,
+    ) -> usize {
         self.close_turn();
         let first = self.nodes.len();
         self.turns.push(Turn {

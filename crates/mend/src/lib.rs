@@ -31,6 +31,7 @@ pub mod groups;
 pub mod next;
 pub mod profile;
 pub mod repair;
+pub mod role;
 pub mod rules;
 pub mod sse;
 

@@ -44,7 +44,6 @@
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
-use std::fmt;
 
 use crate::dialect::kind_of;
 use crate::Dialect;
@@ -152,67 +151,7 @@ impl Message {
     }
 }
 
-/// Who speaks in a message.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum Role {
-    /// System instructions.
-    System,
-    /// Developer instructions (OpenAI's name for system instructions to reasoning models).
-    Developer,
-    /// The human side (and, in Anthropic and Gemini, the turn that carries tool results).
-    User,
-    /// The model.
-    Assistant,
-    /// A dedicated tool-result message (OpenAI chat `tool`, a Responses `*_output` item).
-    Tool,
-    /// Any other wire role or item kind, as written (never one of the names above).
-    Other(String),
-}
-
-impl Role {
-    /// The name in the JSON form.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Role::System => "system",
-            Role::Developer => "developer",
-            Role::User => "user",
-            Role::Assistant => "assistant",
-            Role::Tool => "tool",
-            Role::Other(s) => s,
-        }
-    }
-
-    /// The role a name stands for.
-    pub fn from_name(s: &str) -> Role {
-        match s {
-            "system" => Role::System,
-            "developer" => Role::Developer,
-            "user" => Role::User,
-            "assistant" => Role::Assistant,
-            "tool" => Role::Tool,
-            other => Role::Other(other.to_string()),
-        }
-    }
-}
-
-impl fmt::Display for Role {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl Serialize for Role {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.as_str())
-    }
-}
-
-impl<'de> Deserialize<'de> for Role {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let s = String::deserialize(d)?;
-        Ok(Role::from_name(&s))
-    }
-}
+pub use crate::role::Role;
 
 /// How the source dialect wrote something it can write in several ways. Only that
 /// dialect's writer reads it; see each dialect module for the forms it uses.

@@ -189,8 +189,8 @@ pub(crate) fn content_is_not_empty(ctx: &Ctx, out: &mut Vec<Violation>) {
                         Role::Assistant => !has(|k| {
                             matches!(k, NodeKind::Call { .. } | NodeKind::Reasoning { .. })
                         }),
-                        Role::User | Role::System | Role::Tool => true,
-                        Role::Unknown => false,
+                        Role::User | Role::System | Role::Developer | Role::Tool => true,
+                        Role::Other(_) => false,
                     };
                 if empty {
                     out.push(

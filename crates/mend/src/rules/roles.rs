@@ -177,7 +177,7 @@ pub(crate) fn roles_come_in_an_accepted_order(ctx: &Ctx, out: &mut Vec<Violation
                         ctx.at_turn(Rule::RoleOrder, t, format!("{path} has role \"system\"; the Messages API takes instructions in the top-level `system`, not as a message"))
                             .provider(Some("messages: Unexpected role \"system\". The Messages API accepts a top-level `system` parameter, not \"system\" as an input message role.".into()))
                     );
-                } else if turn.role == Role::Unknown {
+                } else if matches!(turn.role, Role::Other(_)) {
                     out.push(ctx.at_turn(
                         Rule::RoleOrder,
                         t,
@@ -220,7 +220,7 @@ pub(crate) fn roles_come_in_an_accepted_order(ctx: &Ctx, out: &mut Vec<Violation
                 }
             }
             Dialect::Gemini => {
-                if matches!(turn.role, Role::System | Role::Unknown) {
+                if matches!(turn.role, Role::System | Role::Developer | Role::Other(_)) {
                     out.push(
                         ctx.at_turn(
                             Rule::RoleOrder,
@@ -244,7 +244,7 @@ pub(crate) fn roles_come_in_an_accepted_order(ctx: &Ctx, out: &mut Vec<Violation
                 }
             }
             Dialect::OpenAiChat => {
-                if turn.role == Role::Unknown {
+                if matches!(turn.role, Role::Other(_)) {
                     out.push(ctx.at_turn(
                         Rule::RoleOrder,
                         t,

@@ -128,7 +128,7 @@ fn map_message<'a>(i: usize, m: &'a Value, chain: &mut Chain<'a>, out: &mut Vec<
             None,
             format!("messages[{i}] is {} but must be an object", kind_of(m)),
         );
-        chain.begin_turn(Role::Unknown, "?", ptr, 0);
+        chain.begin_turn(Role::Other("?"), "?", ptr, 0);
         return;
     };
     let wire_role = match m.get("role") {
@@ -147,7 +147,7 @@ fn map_message<'a>(i: usize, m: &'a Value, chain: &mut Chain<'a>, out: &mut Vec<
         "user" => Role::User,
         "assistant" => Role::Assistant,
         "system" => Role::System,
-        _ => Role::Unknown,
+        other => Role::Other(other),
     };
     let size = m.get("content").map(approx_size).unwrap_or(0);
     chain.begin_turn(role, wire_role, ptr, size);

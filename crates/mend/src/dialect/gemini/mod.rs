@@ -88,7 +88,7 @@ fn map_content<'a>(i: usize, c: &'a Value, chain: &mut Chain<'a>, out: &mut Vec<
                 kind_of(c)
             ),
         );
-        chain.begin_turn(Role::Unknown, "?", ptr, 0);
+        chain.begin_turn(Role::Other("?"), "?", ptr, 0);
         return;
     };
     let wire_role = match c.get("role") {
@@ -112,7 +112,7 @@ fn map_content<'a>(i: usize, c: &'a Value, chain: &mut Chain<'a>, out: &mut Vec<
         "model" => Role::Assistant,
         "function" | "tool" => Role::Tool,
         "system" => Role::System,
-        _ => Role::Unknown,
+        other => Role::Other(other),
     };
     let size = c.get("parts").map(approx_size).unwrap_or(0);
     chain.begin_turn(role, wire_role, ptr, size);

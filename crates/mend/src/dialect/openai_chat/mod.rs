@@ -117,7 +117,7 @@ fn map_message<'a>(i: usize, m: &'a Value, chain: &mut Chain<'a>, out: &mut Vec<
                 kind_of(m)
             ),
         );
-        chain.begin_turn(Role::Unknown, "?", ptr, 0);
+        chain.begin_turn(Role::Other("?"), "?", ptr, 0);
         return;
     };
     let f = Fields::of(m);
@@ -176,13 +176,13 @@ fn read_role<'a>(i: usize, role: Option<&'a Value>, ptr: Ptr, out: &mut Vec<Viol
 }
 
 /// The neutral role of a wire role.
-fn role_of(wire_role: &str) -> Role {
+fn role_of(wire_role: &str) -> Role<&str> {
     match wire_role {
         "system" | "developer" => Role::System,
         "user" => Role::User,
         "assistant" => Role::Assistant,
         "tool" | "function" => Role::Tool,
-        _ => Role::Unknown,
+        other => Role::Other(other),
     }
 }
 

@@ -122,7 +122,7 @@ fn map_item<'a>(i: usize, it: &'a Value, chain: &mut Chain<'a>, out: &mut Vec<Vi
                 kind_of(it)
             ),
         );
-        chain.begin_turn(Role::Unknown, "?", ptr, 0);
+        chain.begin_turn(Role::Other("?"), "?", ptr, 0);
         return;
     };
     let f = Fields::of(obj);
@@ -242,7 +242,7 @@ fn map_item<'a>(i: usize, it: &'a Value, chain: &mut Chain<'a>, out: &mut Vec<Vi
                 if t == "item_reference" {
                     chain.facts.continues_stored_state = true;
                 }
-                chain.begin_turn(Role::Unknown, t, ptr, 0);
+                chain.begin_turn(Role::Other(t), t, ptr, 0);
                 chain.push(NodeKind::Other { wire: t }, ptr);
             }
         }
@@ -297,7 +297,7 @@ fn map_message<'a>(
         "system" | "developer" => Role::System,
         "user" => Role::User,
         "assistant" => Role::Assistant,
-        _ => Role::Unknown,
+        other => Role::Other(other),
     };
     let size = f.content.map(approx_size).unwrap_or(0);
     chain.begin_turn(role, if typed { "message" } else { wire_role }, ptr, size);
