@@ -14,8 +14,8 @@ use clap::{Args, Subcommand};
 use mend::canonical::Conversation;
 use mend::{CheckOptions, Dialect, Severity, Violation};
 use mend_store::{
-    default_db_url, AnyStore, AppendOptions, ConversationInfo, Error, Format, ListOptions,
-    NewConversation, NewMessage, OnViolation, Span, Store, StoredMessage, Validation,
+    default_db_url, AnyStore, AppendOptions, Appended, ConversationInfo, Error, Format,
+    ListOptions, NewConversation, NewMessage, OnViolation, Span, Store, StoredMessage, Validation,
 };
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
@@ -524,17 +524,7 @@ async fn append(store: &AnyStore, args: AppendArgs, printer: &mut Printer) -> Ou
         Some(d) => Some(parse_dialect(printer, d)?),
         None => None,
     };
-    let on_violation = match args.validate.as_deref() {
-        None => None,
-        Some("reject") => Some(OnViolation::Reject),
-        Some("warn") => Some(OnViolation::Warn),
-        Some(other) => {
-            return Err(usage(
-                printer,
-                format!("unknown --validate '{other}' (expected reject or warn)"),
-            ))
-        }
-    };
+    let on_violation = parse_on_violation(printer, args.validate.as_deref())?;
     let source = if args.input == "-" {
         Source::Stdin
     } else {
@@ -557,36 +547,7 @@ async fn append(store: &AnyStore, args: AppendArgs, printer: &mut Printer) -> Ou
         None if args.canonical => Format::Canonical(wire),
         None => wire.map_or(Format::Any, Format::Wire),
     };
-    let conv = &args.conversation;
-    let messages = match (format, wire) {
-        (Format::Wire(have), Some(d)) if have != d => {
-            return Err(usage(
-                printer,
-                format!("conversation '{conv}' holds {have} messages, not {d}"),
-            ))
-        }
-        (Format::Canonical(Some(from)), Some(d)) if from != d => {
-            return Err(usage(
-                printer,
-                format!("conversation '{conv}' holds canonical messages read from {from}; {d} messages would mix in {d}'s wire details"),
-            ))
-        }
-        (Format::Canonical(_), Some(d)) => canonical_messages(&mut input, d)
-            .map_err(|why| usage(printer, format!("{label}: {why}")))?,
-        (Format::Canonical(_), None) => {
-            // No dialect to read them from: they must be canonical messages already.
-            for (i, m) in input.messages.iter().enumerate() {
-                if let Err(e) = serde_json::from_str::<mend::canonical::Message>(m.json()) {
-                    return Err(usage(
-                        printer,
-                        format!("{label}: message {i} is not a canonical message ({e}); give --dialect to read wire messages"),
-                    ));
-                }
-            }
-            std::mem::take(&mut input.messages)
-        }
-        _ => std::mem::take(&mut input.messages),
-    };
+    let messages = messages_to_store(printer, &args.conversation, &label, &mut input, format)?;
     if !input.left.is_empty() {
         printer.err_line(&format!(
             "mend: {label}: stored the history only; not stored: {}",
@@ -598,33 +559,9 @@ async fn append(store: &AnyStore, args: AppendArgs, printer: &mut Printer) -> Ou
         Format::Canonical(from) => from,
         Format::Any => None,
     });
-    let dialect = dialect.or(wire);
-    let validation = match (on_violation, dialect) {
-        (None, _) => None,
-        (Some(mode), Some(d)) => {
-            let mut v = Validation::new(d);
-            v.on_violation = mode;
-            v.provider = args.provider.clone();
-            v.model = args.model.clone();
-            Some(v)
-        }
-        (Some(_), None) => {
-            return Err(usage(
-                printer,
-                "--validate needs a dialect: give --dialect, or append to a conversation created with one",
-            ))
-        }
-    };
-    let mut created = false;
-    if existing.is_none() {
-        let new = NewConversation::with_id(conv).format(format);
-        match store.create(new).await {
-            Ok(_) => created = true,
-            // Someone else made it meanwhile: append to theirs.
-            Err(Error::AlreadyExists(_)) => {}
-            Err(e) => return Err(failed(printer, &e)),
-        }
-    }
+    let validation = validation_for(printer, &args, on_violation, dialect.or(wire))?;
+    let created = existing.is_none()
+        && create_conversation(store, printer, &args.conversation, format).await?;
     let options = AppendOptions {
         idempotency_key: args.key.clone(),
         validation,
@@ -634,6 +571,108 @@ async fn append(store: &AnyStore, args: AppendArgs, printer: &mut Printer) -> Ou
         .append(&args.conversation, &messages, &options)
         .await
         .map_err(|e| failed(printer, &e))?;
+    report_append(printer, &args, created, &done, messages.len())
+}
+
+/// `--validate`: what a violation does to the append (`None`: not checked).
+fn parse_on_violation(printer: &mut Printer, given: Option<&str>) -> Outcome<Option<OnViolation>> {
+    match given {
+        None => Ok(None),
+        Some("reject") => Ok(Some(OnViolation::Reject)),
+        Some("warn") => Ok(Some(OnViolation::Warn)),
+        Some(other) => Err(usage(
+            printer,
+            format!("unknown --validate '{other}' (expected reject or warn)"),
+        )),
+    }
+}
+
+/// The input's messages as the conversation stores them: as they came for a wire
+/// conversation of the same dialect (or one of any format), read into canonical messages
+/// for a canonical one. A dialect the conversation does not hold is refused.
+fn messages_to_store(
+    printer: &mut Printer,
+    conv: &str,
+    label: &str,
+    input: &mut Input,
+    format: Format,
+) -> Outcome<Vec<NewMessage>> {
+    match (format, input.dialect) {
+        (Format::Wire(have), Some(d)) if have != d => Err(usage(
+            printer,
+            format!("conversation '{conv}' holds {have} messages, not {d}"),
+        )),
+        (Format::Canonical(Some(from)), Some(d)) if from != d => Err(usage(
+            printer,
+            format!("conversation '{conv}' holds canonical messages read from {from}; {d} messages would mix in {d}'s wire details"),
+        )),
+        (Format::Canonical(_), Some(d)) => canonical_messages(input, d)
+            .map_err(|why| usage(printer, format!("{label}: {why}"))),
+        (Format::Canonical(_), None) => {
+            // No dialect to read them from: they must be canonical messages already.
+            for (i, m) in input.messages.iter().enumerate() {
+                if let Err(e) = serde_json::from_str::<mend::canonical::Message>(m.json()) {
+                    return Err(usage(
+                        printer,
+                        format!("{label}: message {i} is not a canonical message ({e}); give --dialect to read wire messages"),
+                    ));
+                }
+            }
+            Ok(std::mem::take(&mut input.messages))
+        }
+        _ => Ok(std::mem::take(&mut input.messages)),
+    }
+}
+
+/// The store's check of the appended history, when `--validate` asks for one; it needs
+/// a dialect.
+fn validation_for(
+    printer: &mut Printer,
+    args: &AppendArgs,
+    on_violation: Option<OnViolation>,
+    dialect: Option<Dialect>,
+) -> Outcome<Option<Validation>> {
+    match (on_violation, dialect) {
+        (None, _) => Ok(None),
+        (Some(mode), Some(d)) => {
+            let mut v = Validation::new(d);
+            v.on_violation = mode;
+            v.provider = args.provider.clone();
+            v.model = args.model.clone();
+            Ok(Some(v))
+        }
+        (Some(_), None) => Err(usage(
+            printer,
+            "--validate needs a dialect: give --dialect, or append to a conversation created with one",
+        )),
+    }
+}
+
+/// Create the conversation the append goes to; whether this call created it (someone
+/// else may have made it meanwhile: the append then goes to theirs).
+async fn create_conversation(
+    store: &AnyStore,
+    printer: &mut Printer,
+    conv: &str,
+    format: Format,
+) -> Outcome<bool> {
+    let new = NewConversation::with_id(conv).format(format);
+    match store.create(new).await {
+        Ok(_) => Ok(true),
+        Err(Error::AlreadyExists(_)) => Ok(false),
+        Err(e) => Err(failed(printer, &e)),
+    }
+}
+
+/// What the append did: the store's findings on stderr, then the sequences written (or
+/// the replay of an earlier append with the same key), as text or JSON.
+fn report_append(
+    printer: &mut Printer,
+    args: &AppendArgs,
+    created: bool,
+    done: &Appended,
+    count: usize,
+) -> Outcome<()> {
     for f in &done.findings {
         printer.err_line(&format!(
             "mend: {}: {}",
@@ -664,10 +703,9 @@ async fn append(store: &AnyStore, args: AppendArgs, printer: &mut Printer) -> Ou
         )
     } else {
         format!(
-            "{}: appended {} message{} as {range}\n",
+            "{}: appended {count} message{} as {range}\n",
             args.conversation,
-            messages.len(),
-            if messages.len() == 1 { "" } else { "s" }
+            if count == 1 { "" } else { "s" }
         )
     };
     out(printer, &what)

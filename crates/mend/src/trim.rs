@@ -20,9 +20,10 @@ use std::collections::{BTreeSet, HashMap};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::chain::Role;
+use crate::chain::{Chain, Role};
+use crate::groups::Groups;
 use crate::violation::{Severity, Violation};
-use crate::{analyze, CheckOptions, Dialect, Error};
+use crate::{analyze, Analysis, CheckOptions, Dialect, Error};
 
 /// Which counter was used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -215,61 +216,153 @@ pub fn trim_with_cache(
     cache: &mut TokenCache,
 ) -> Result<Trimmed, Error> {
     let analysis = analyze(body, &opts.check)?;
-    let dialect = analysis.dialect;
-    let counter = Counter::for_model(analysis.chain.facts.model, dialect);
-    let groups = analysis.groups(opts.protect);
-    let chain = &analysis.chain;
-
-    // One count per turn, each wire item counted once.
-    let turn_tokens: Vec<usize> = chain
-        .turns
+    let counter = Counter::for_model(analysis.chain.facts.model, analysis.dialect);
+    let units = Units::count(body, &analysis, opts.protect, counter, cache);
+    let cut = units.choose_cut(opts.budget, opts.keep_last);
+    let mut out = units.without(cut.units, cut.kept_request);
+    let mut violations = errors_in(&out.body, &opts.check)?;
+    let input_valid = !analysis
+        .violations
         .iter()
-        .map(|t| {
-            let v = match (t.ptr.item, body.get(t.ptr.root)) {
-                (Some(i), Some(root)) => root.get(i as usize),
-                (None, root) => root,
-                _ => None,
-            };
-            v.map(|v| cache.count(counter, v)).unwrap_or(0)
-        })
-        .collect();
-    let unit_tokens: Vec<usize> = groups
-        .units
-        .iter()
-        .map(|u| turn_tokens[u.turns.clone()].iter().sum())
-        .collect();
-    let prefix_tokens: usize = turn_tokens[groups.prefix.clone()].iter().sum();
-    let tokens_before = prefix_tokens + unit_tokens.iter().sum::<usize>();
-
-    // At least the last unit stays: a history trimmed to nothing is rejected by every
-    // provider, so dropping it all would make a valid body invalid.
-    let droppable = groups.units.len().saturating_sub(opts.keep_last.max(1));
-    let mut total = tokens_before;
-    let mut cut = 0;
-    while cut < droppable && total > opts.budget {
-        total -= unit_tokens[cut];
-        cut += 1;
+        .any(|v| v.severity == Severity::Error);
+    if input_valid && !violations.is_empty() {
+        // Trimming never makes a valid body invalid.
+        if let Some(valid) = units.earlier_valid_cut(cut.units, &opts.check)? {
+            (out, violations) = (valid, Vec::new());
+        }
     }
-    // Keep the history starting at a user turn: drop on to the next one, or, when the kept
-    // units begin with an assistant turn, keep back to the user turn before them.
-    // Prefer a cut that starts the kept history at a user turn (whole exchanges go). When
-    // none is left to drop to (an agent loop under one request), OpenAI's APIs take an
-    // assistant turn right after the instructions, and so does any dialect when the user
-    // request is pinned in the prefix; otherwise keep back to the last user turn.
-    let prefix_ends_with_user =
-        groups.prefix.end > 0 && chain.turns[groups.prefix.end - 1].role == Role::User;
-    let assistant_may_lead =
-        matches!(dialect, Dialect::OpenAiChat | Dialect::OpenAiResponses) || prefix_ends_with_user;
-    let starts_with_user = |cut: usize| {
-        groups
+    Ok(Trimmed {
+        dialect: analysis.dialect,
+        body: out.body,
+        counter,
+        tokens_before: units.tokens_before,
+        tokens_after: out.tokens,
+        dropped: out.dropped,
+        over_budget: out.tokens > opts.budget,
+        violations,
+    })
+}
+
+/// The history cut into its protected prefix and droppable units, with what each unit
+/// costs.
+struct Units<'a> {
+    body: &'a Value,
+    dialect: Dialect,
+    chain: &'a Chain<'a>,
+    groups: Groups,
+    /// Tokens of each unit, in order.
+    tokens: Vec<usize>,
+    /// Tokens of the whole history, prefix included.
+    tokens_before: usize,
+}
+
+/// Where to cut: drop the first `units` units, but keep `kept_request` (the user turn that
+/// opened the agent loop the cut falls in, when there is one to keep).
+#[derive(Debug, Clone, Copy)]
+struct Cut {
+    units: usize,
+    kept_request: Option<usize>,
+}
+
+/// A trimmed body, what was dropped from it, and the tokens left.
+struct Output {
+    body: Value,
+    dropped: Vec<DroppedUnit>,
+    tokens: usize,
+}
+
+impl<'a> Units<'a> {
+    /// The units of an analyzed body, counted: one count per turn, each wire item counted
+    /// once.
+    fn count(
+        body: &'a Value,
+        analysis: &'a Analysis<'a>,
+        protect: usize,
+        counter: Counter,
+        cache: &mut TokenCache,
+    ) -> Units<'a> {
+        let chain = &analysis.chain;
+        let groups = analysis.groups(protect);
+        let turn_tokens: Vec<usize> = chain
+            .turns
+            .iter()
+            .map(|t| {
+                let v = match (t.ptr.item, body.get(t.ptr.root)) {
+                    (Some(i), Some(root)) => root.get(i as usize),
+                    (None, root) => root,
+                    _ => None,
+                };
+                v.map(|v| cache.count(counter, v)).unwrap_or(0)
+            })
+            .collect();
+        let tokens: Vec<usize> = groups
+            .units
+            .iter()
+            .map(|u| turn_tokens[u.turns.clone()].iter().sum())
+            .collect();
+        let prefix_tokens: usize = turn_tokens[groups.prefix.clone()].iter().sum();
+        let tokens_before = prefix_tokens + tokens.iter().sum::<usize>();
+        Units {
+            body,
+            dialect: analysis.dialect,
+            chain,
+            groups,
+            tokens,
+            tokens_before,
+        }
+    }
+
+    /// Whether the history kept after dropping `cut` units starts at a user turn (or is
+    /// only the prefix).
+    fn starts_with_user(&self, cut: usize) -> bool {
+        self.groups
             .units
             .get(cut)
-            .is_none_or(|u| chain.turns[u.turns.start].role == Role::User)
-    };
-    let mut kept_request = None;
-    if cut > 0 && !starts_with_user(cut) {
-        let next_user = (cut..droppable).find(|&c| starts_with_user(c));
-        match next_user {
+            .is_none_or(|u| self.chain.turns[u.turns.start].role == Role::User)
+    }
+
+    /// Drop the oldest units until the rest fits the budget, then move the cut so the
+    /// kept history starts where the dialect accepts it.
+    fn choose_cut(&self, budget: usize, keep_last: usize) -> Cut {
+        // At least the last unit stays: a history trimmed to nothing is rejected by every
+        // provider, so dropping it all would make a valid body invalid.
+        let droppable = self.groups.units.len().saturating_sub(keep_last.max(1));
+        let mut total = self.tokens_before;
+        let mut cut = 0;
+        while cut < droppable && total > budget {
+            total -= self.tokens[cut];
+            cut += 1;
+        }
+        if cut > 0 && !self.starts_with_user(cut) {
+            self.start_at_a_user_turn(cut, total, droppable, budget)
+        } else {
+            Cut {
+                units: cut,
+                kept_request: None,
+            }
+        }
+    }
+
+    /// A cut whose kept history would start with an assistant turn, moved. Prefer a cut
+    /// that starts the kept history at a user turn (whole exchanges go). When none is left
+    /// to drop to (an agent loop under one request), OpenAI's APIs take an assistant turn
+    /// right after the instructions, and so does any dialect when the user request is
+    /// pinned in the prefix; otherwise keep back to the last user turn.
+    fn start_at_a_user_turn(
+        &self,
+        mut cut: usize,
+        mut total: usize,
+        droppable: usize,
+        budget: usize,
+    ) -> Cut {
+        let prefix = &self.groups.prefix;
+        let prefix_ends_with_user =
+            prefix.end > 0 && self.chain.turns[prefix.end - 1].role == Role::User;
+        let assistant_may_lead =
+            matches!(self.dialect, Dialect::OpenAiChat | Dialect::OpenAiResponses)
+                || prefix_ends_with_user;
+        let mut kept_request = None;
+        match (cut..droppable).find(|&c| self.starts_with_user(c)) {
             Some(c) => cut = c,
             None if assistant_may_lead => {
                 // Cutting inside one request's agent loop: keep that request (the last user
@@ -277,50 +370,53 @@ pub fn trim_with_cache(
                 // dropping more of the oldest calls.
                 kept_request = (0..cut)
                     .rev()
-                    .find(|&u| starts_with_user(u) && !groups.units[u].is_group());
+                    .find(|&u| self.starts_with_user(u) && !self.groups.units[u].is_group());
                 if let Some(u) = kept_request {
-                    total += unit_tokens[u];
-                    while total > opts.budget && cut < droppable {
-                        total -= unit_tokens[cut];
+                    total += self.tokens[u];
+                    while total > budget && cut < droppable {
+                        total -= self.tokens[cut];
                         cut += 1;
                     }
                 }
             }
             None => {
-                while cut > 0 && !starts_with_user(cut) {
+                while cut > 0 && !self.starts_with_user(cut) {
                     cut -= 1;
                 }
             }
         }
+        Cut {
+            units: cut,
+            kept_request,
+        }
     }
 
-    // The body without the first `cut` units (but `kept`), what was dropped, and the
-    // tokens left.
-    let build = |cut: usize, kept: Option<usize>| {
+    /// The body without its first `cut` units (but `kept`).
+    fn without(&self, cut: usize, kept: Option<usize>) -> Output {
         let mut dropped = Vec::new();
         let mut drop_items = BTreeSet::new();
-        let mut left = tokens_before;
-        for (u, unit) in groups.units[..cut].iter().enumerate() {
+        let mut left = self.tokens_before;
+        for (u, unit) in self.groups.units[..cut].iter().enumerate() {
             if Some(u) == kept {
                 continue;
             }
             let mut paths = Vec::new();
             for t in unit.turns.clone() {
-                paths.push(chain.turns[t].ptr.render());
-                if let Some(i) = chain.turns[t].ptr.item {
+                paths.push(self.chain.turns[t].ptr.render());
+                if let Some(i) = self.chain.turns[t].ptr.item {
                     drop_items.insert(i as usize);
                 }
             }
-            left -= unit_tokens[u];
+            left -= self.tokens[u];
             dropped.push(DroppedUnit {
                 paths,
                 kind: if unit.is_group() { "group" } else { "turn" },
-                tokens: unit_tokens[u],
+                tokens: self.tokens[u],
             });
         }
-        let mut out = body.clone();
+        let mut body = self.body.clone();
         if !drop_items.is_empty() {
-            if let Some(Value::Array(items)) = out.get_mut(dialect.history_key()) {
+            if let Some(Value::Array(items)) = body.get_mut(self.dialect.history_key()) {
                 let old = std::mem::take(items);
                 *items = old
                     .into_iter()
@@ -330,45 +426,36 @@ pub fn trim_with_cache(
                     .collect();
             }
         }
-        (out, dropped, left)
-    };
-    let errors_of = |v: &Value| -> Result<Vec<Violation>, Error> {
-        Ok(analyze(v, &opts.check)?
-            .violations
-            .into_iter()
-            .filter(|v| v.severity == Severity::Error)
-            .collect())
-    };
-    let (mut out, mut dropped, mut total) = build(cut, kept_request);
-    let mut violations = errors_of(&out)?;
-    let input_valid = !analysis
-        .violations
-        .iter()
-        .any(|v| v.severity == Severity::Error);
-    if input_valid && !violations.is_empty() {
-        // The cut broke a rule that ties kept turns to dropped ones (an Anthropic thinking
-        // loop must open with its thinking): step back to earlier cuts at a user turn, a
-        // few at most, and else keep everything. Trimming never makes a valid body invalid.
-        let earlier = (1..cut).rev().filter(|&c| starts_with_user(c)).take(4);
-        for c in earlier.chain([0]) {
-            let (o, d, t) = build(c, None);
-            let v = errors_of(&o)?;
-            if v.is_empty() {
-                (out, dropped, total, violations) = (o, d, t, v);
-                break;
-            }
+        Output {
+            body,
+            dropped,
+            tokens: left,
         }
     }
-    Ok(Trimmed {
-        dialect,
-        body: out,
-        counter,
-        tokens_before,
-        tokens_after: total,
-        dropped,
-        over_budget: total > opts.budget,
-        violations,
-    })
+
+    /// The cut at `cut` broke a rule that ties kept turns to dropped ones (an Anthropic
+    /// thinking loop must open with its thinking): step back to earlier cuts at a user
+    /// turn, a few at most, and else keep everything. `None` when none of those is
+    /// valid either.
+    fn earlier_valid_cut(&self, cut: usize, check: &CheckOptions) -> Result<Option<Output>, Error> {
+        let earlier = (1..cut).rev().filter(|&c| self.starts_with_user(c)).take(4);
+        for c in earlier.chain([0]) {
+            let out = self.without(c, None);
+            if errors_in(&out.body, check)?.is_empty() {
+                return Ok(Some(out));
+            }
+        }
+        Ok(None)
+    }
+}
+
+/// The error-severity violations of a body.
+fn errors_in(body: &Value, check: &CheckOptions) -> Result<Vec<Violation>, Error> {
+    Ok(analyze(body, check)?
+        .violations
+        .into_iter()
+        .filter(|v| v.severity == Severity::Error)
+        .collect())
 }
 
 #[cfg(test)]

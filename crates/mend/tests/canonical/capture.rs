@@ -50,7 +50,14 @@ pub fn fixtures(name: &str) -> Vec<Fixture> {
     let Some(shared) = shared_dir() else {
         return Vec::new();
     };
-    files_named(&shared.join("fixtures"), name)
+    let files = files_named(&shared.join("fixtures"), name);
+    // An empty list means "skipped": with the fixtures there, it must not be empty.
+    assert!(
+        !files.is_empty(),
+        "no {name} under {}",
+        shared.join("fixtures").display()
+    );
+    files
         .into_iter()
         .map(|path| {
             let dir = path.parent().expect("a fixture has a folder");
@@ -600,9 +607,11 @@ fn a_cut_stream_is_an_error_that_says_where() {
 fn fixture(dialect: &str, name: &str) -> Option<Vec<u8>> {
     let shared = shared_dir()?;
     let dir = shared.join("fixtures").join(dialect).join(name);
-    std::fs::read(dir.join("response.sse"))
+    // `None` means "skipped": with the fixtures there, a missing one fails.
+    let bytes = std::fs::read(dir.join("response.sse"))
         .or_else(|_| std::fs::read(dir.join("response.json")))
-        .ok()
+        .unwrap_or_else(|e| panic!("{}: no response.sse or response.json: {e}", dir.display()));
+    Some(bytes)
 }
 
 fn calls(m: &Message) -> Vec<(String, String, bool)> {

@@ -21,6 +21,7 @@ use std::path::Path;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use crate::support::shared_fixtures::shared_dir_or_cases_only;
 use crate::support::{files_named, repo_root, shared_dir};
 
 #[path = "../../../../fuzz/src/lib.rs"]
@@ -116,7 +117,7 @@ fn fixture(fx: &Path, f: &Path) -> Source {
 /// Every request body: the fixtures' (when `../shared` is there) and the cases'.
 fn requests() -> Vec<Source> {
     let mut out = Vec::new();
-    if let Some(shared) = shared_dir() {
+    if let Some(shared) = shared_dir_or_cases_only() {
         let fx = shared.join("fixtures");
         let mut files = files_named(&fx, "request.json");
         files.extend(files_named(&fx, "rejected-request.json"));
@@ -683,7 +684,7 @@ fn fuzz_regressions_hold() {
 /// A request and the response it got, from the fixtures and `cases/next/`.
 fn exchanges() -> Vec<(String, Dialect, Value, Vec<u8>)> {
     let mut dirs: Vec<(std::path::PathBuf, Dialect)> = Vec::new();
-    if let Some(shared) = shared_dir() {
+    if let Some(shared) = shared_dir_or_cases_only() {
         for f in files_named(&shared.join("fixtures"), "request.json") {
             let dir = f
                 .parent()

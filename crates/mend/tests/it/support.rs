@@ -2,31 +2,13 @@
 
 use std::path::PathBuf;
 
+#[path = "shared_fixtures.rs"]
+pub mod shared_fixtures;
+pub use shared_fixtures::shared_dir;
+
 /// The repository root.
 pub fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// `../shared` beside the repository, or `MEND_SHARED`. `None` (after saying so) when it
-/// is absent outside CI; a panic when it is absent under `CI=true`.
-pub fn shared_dir() -> Option<PathBuf> {
-    let dir = std::env::var_os("MEND_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo_root().join("../shared"));
-    if dir.join("fixtures").is_dir() {
-        return Some(dir);
-    }
-    if std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!(
-            "{} is missing, and CI=true: the fixture tests must run in CI",
-            dir.display()
-        );
-    }
-    eprintln!(
-        "SKIP: {} not found; fixture tests skipped (set MEND_SHARED to run them)",
-        dir.display()
-    );
-    None
 }
 
 /// Every file named `name` below `dir`, sorted.

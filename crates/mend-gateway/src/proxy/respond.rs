@@ -1,0 +1,141 @@
+//! Stage 6, respond: the upstream's status and headers (minus hop-by-hop ones) and its
+//! body, streamed back as each chunk arrives while a capped copy is kept for the tap
+//! and the capture; mend's headers say the request id, the mode, the repairs made and
+//! the violations seen. When the body ends, the answer is tapped and the exchange
+//! captured.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::body::{Body, Bytes};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::Response;
+use mend::Dialect;
+
+use super::capture::{self, Capture};
+use super::{header_str, is_hop_by_hop, stamp, tapping, Ctx};
+use crate::config::Mode;
+use crate::errors;
+use crate::judge::Verdict;
+use crate::stream::{End, Seen, Tee};
+use crate::Inner;
+
+/// The most of a response body kept for the tap and the capture.
+const COPY_CAP: usize = 64 * 1024 * 1024;
+
+/// The response to the client, its body streaming from the upstream's.
+pub(super) fn stream_back(
+    ctx: &Ctx,
+    mode: Mode,
+    mut verdict: Verdict,
+    received: Bytes,
+    conversation: Option<String>,
+    answer: reqwest::Response,
+) -> Response {
+    let status = answer.status();
+    let headers = passed_back_headers(answer.headers());
+    let capture = conversation
+        .filter(|_| status.is_success())
+        .map(|conversation| Capture {
+            conversation,
+            parsed: verdict.parsed.take(),
+            received,
+            content_type: header_str(&headers, header::CONTENT_TYPE.as_str())
+                .unwrap_or("")
+                .to_string(),
+        });
+    let keep = ctx.inner.tap.is_some() || capture.is_some();
+    let end = StreamEnd {
+        inner: ctx.inner.clone(),
+        id: ctx.id.clone(),
+        dialect: ctx.dialect(),
+        started: ctx.started,
+        status,
+        tap_headers: ctx.inner.tap.as_ref().map(|_| headers.clone()),
+        capture,
+    };
+    let on_end = Box::new(move |seen: Seen| end.finish(seen)) as Box<dyn FnOnce(Seen) + Send>;
+    let expected = answer.content_length();
+    let tee = Tee::new(
+        Box::pin(answer.bytes_stream()),
+        expected,
+        keep,
+        COPY_CAP,
+        on_end,
+    );
+    let mut resp = Response::new(Body::from_stream(tee));
+    *resp.status_mut() = status;
+    *resp.headers_mut() = headers;
+    add_mend_headers(&mut resp, ctx, mode, &verdict);
+    resp
+}
+
+/// The upstream's headers, minus the ones that belong to its hop.
+fn passed_back_headers(upstream: &HeaderMap) -> HeaderMap {
+    let mut headers = HeaderMap::with_capacity(upstream.len() + 4);
+    for (name, value) in upstream {
+        if !is_hop_by_hop(name) {
+            headers.append(name.clone(), value.clone());
+        }
+    }
+    headers
+}
+
+/// The request id and mode; in `repair` mode on a judged route the edits made; the
+/// violations seen (those left after repair, in `repair` mode).
+fn add_mend_headers(resp: &mut Response, ctx: &Ctx, mode: Mode, verdict: &Verdict) {
+    stamp(resp, &ctx.id, mode);
+    if mode == Mode::Repair && ctx.route.judged {
+        resp.headers_mut().insert(
+            errors::REPAIRS_HEADER,
+            errors::repairs_header(&verdict.edits),
+        );
+    }
+    let shown = if mode == Mode::Repair {
+        &verdict.left
+    } else {
+        &verdict.found
+    };
+    if let Some(h) = errors::violations_header(shown) {
+        resp.headers_mut().insert(errors::VIOLATIONS_HEADER, h);
+    }
+}
+
+/// What is done once the answer's body has ended: count it, say how it ended, tap it,
+/// capture the exchange.
+struct StreamEnd {
+    inner: Arc<Inner>,
+    id: String,
+    dialect: Dialect,
+    started: Instant,
+    status: StatusCode,
+    /// The headers for the tap (only when there is one).
+    tap_headers: Option<HeaderMap>,
+    capture: Option<Capture>,
+}
+
+impl StreamEnd {
+    fn finish(self, seen: Seen) {
+        let (inner, id) = (&self.inner, &self.id);
+        inner
+            .metrics
+            .response_bytes(self.dialect.name(), seen.bytes);
+        match &seen.end {
+            End::Complete => {}
+            // The client's choice (a cancelled stream, a closed tab): not a fault.
+            End::ClientGone => {
+                tracing::debug!(request_id = %id, bytes = seen.bytes, "client went away")
+            }
+            End::UpstreamError(_) => tracing::warn!(
+                request_id = %id, ended = %seen.end.describe(), bytes = seen.bytes,
+                "response cut"
+            ),
+        }
+        if let Some(headers) = self.tap_headers {
+            tapping::upstream_response(inner, id, self.status, headers, &seen, self.started);
+        }
+        if let Some(capture) = self.capture {
+            capture::append_exchange(inner, self.id.clone(), self.dialect, capture, seen);
+        }
+    }
+}
