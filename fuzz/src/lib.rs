@@ -243,7 +243,7 @@ pub fn stream(data: &[u8]) {
     let Some((dialect, cut, bytes)) = split(data) else {
         return;
     };
-    let _ = mend::sse::split_events(bytes);
+    let _ = mend::canonical::capture::split_events(bytes);
     let whole = capture::read_stream(dialect, bytes);
     // The cut point: a byte position taken from the selector's high bits and the length.
     let at = if bytes.is_empty() {

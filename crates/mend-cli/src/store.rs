@@ -470,7 +470,7 @@ fn read_messages(bytes: &[u8], dialect: Option<Dialect>, jsonl: bool) -> Result<
                     let fields: HashMap<&str, &RawValue> =
                         serde_json::from_str(text).map_err(|e| e.to_string())?;
                     let history = fields.get(key).map_or("[]", |r| r.get());
-                    input.dialect = dialect.or_else(|| mend::dialect::detect(&value).ok());
+                    input.dialect = dialect.or_else(|| mend::detect_dialect(&value).ok());
                     input.left = obj.keys().filter(|k| *k != key).cloned().collect();
                     serde_json::from_str(history).map_err(|_| {
                         format!("/{key} is not an array of messages (a string `input` cannot be stored)")
@@ -482,7 +482,7 @@ fn read_messages(bytes: &[u8], dialect: Option<Dialect>, jsonl: bool) -> Result<
         other => {
             return Err(format!(
                 "expected messages (an array, a message, or a request body), found {}",
-                mend::dialect::kind_of(other)
+                mend::json_kind(other)
             ))
         }
     };
@@ -800,7 +800,7 @@ async fn load(store: &AnyStore, args: LoadArgs, printer: &mut Printer) -> Outcom
                         printer,
                         format!(
                             "{path}: --request is a JSON object, not {}",
-                            mend::dialect::kind_of(&other)
+                            mend::json_kind(&other)
                         ),
                     ))
                 }

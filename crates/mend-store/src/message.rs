@@ -92,7 +92,7 @@ fn head(message: &Value) -> Result<(String, Option<String>), String> {
     let Some(obj) = message.as_object() else {
         return Err(format!(
             "a message is a JSON object, not {}",
-            mend::dialect::kind_of(message)
+            mend::json_kind(message)
         ));
     };
     let role = match (obj.get("role"), obj.get("type")) {
@@ -100,7 +100,7 @@ fn head(message: &Value) -> Result<(String, Option<String>), String> {
         (Some(other), _) if !other.is_null() => {
             return Err(format!(
                 "`role` is {}, not a string",
-                mend::dialect::kind_of(other)
+                mend::json_kind(other)
             ))
         }
         (_, Some(Value::String(t))) if !t.is_empty() => t.clone(),

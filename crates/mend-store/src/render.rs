@@ -83,12 +83,7 @@ pub fn render_converted(
     };
     let mut fields = match body {
         Value::Object(fields) => fields,
-        other => {
-            return Err(fail(format!(
-                "the writer made {}",
-                mend::dialect::kind_of(&other)
-            )))
-        }
+        other => return Err(fail(format!("the writer made {}", mend::json_kind(&other)))),
     };
     // The request's fields go around the history, never in its place (as in
     // `request_body`).

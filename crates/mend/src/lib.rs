@@ -2,11 +2,27 @@
 //!
 //! This crate is the engine: it reads a request body of one of four dialects
 //! (OpenAI chat, OpenAI Responses, Anthropic Messages, Gemini), maps its history onto a
-//! dialect-neutral [`Chain`](chain::Chain), and runs the rule catalog over it. Every
+//! dialect-neutral [`chain::Chain`], and runs the rule catalog over it. Every
 //! finding names its rule, a JSON pointer into the body, what is wrong, and the error
 //! text the provider itself would answer with.
 //!
 //! It is not an HTTP client and never sends anything: call it just before you do.
+//!
+//! The API, all at the crate root:
+//!
+//! | call | does | options | result |
+//! |---|---|---|---|
+//! | [`check`], [`check_value`] | finds what the provider would reject | [`CheckOptions`] | [`Report`] of [`Violation`]s |
+//! | [`repair()`] | the fewest edits that make the body valid | [`RepairOptions`] | [`Repaired`] with its [`Edit`]s |
+//! | [`trim()`] | fits a token budget without cutting a call group | [`TrimOptions`] | [`Trimmed`] |
+//! | [`convert()`] | the same conversation in another dialect, with what was lost | [`ConvertOptions`] | [`Converted`] |
+//! | [`next_request`] | the next request after a response (JSON or SSE) and tool results | [`NextOptions`] | [`next::Next`] |
+//! | [`read_response`], [`read_stream`], [`StreamCapture`] | a response or stream as canonical messages | | [`Message`]s |
+//! | [`Rule::spec`] | the rule catalog: texts, repair, doc, example | | [`RuleSpec`] |
+//!
+//! The modules hold the rest of each part's types. The engine's internals (the dialect
+//! readers, the SSE splitter) are private; [`chain`], [`groups`] and [`canonical`] are
+//! public because tools read them (`mend inspect`, the store, trim's properties).
 //!
 //! ```
 //! let body = br#"{"model": "gpt-4o", "messages": [
@@ -21,28 +37,35 @@
 //! assert_eq!(report.violations[0].rule.id(), "tool-call-without-result");
 //! assert_eq!(report.violations[0].path, "/messages/1/tool_calls/0");
 //! ```
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 pub mod canonical;
 pub mod chain;
 pub mod convert;
-pub mod dialect;
+mod dialect;
 pub mod groups;
 pub mod next;
 pub mod profile;
 pub mod repair;
-pub mod role;
+mod role;
 pub mod rules;
-pub mod sse;
-
+mod sse;
 pub mod trim;
-pub mod violation;
+mod violation;
 
 use serde_json::Value;
 
-pub use dialect::{Dialect, Undetected};
-pub use profile::Profile;
-pub use violation::{Rule, Severity, Violation};
+pub use canonical::capture::{read_response, read_stream, StreamCapture};
+pub use canonical::{Conversation, Message, Part};
+pub use convert::{convert, ConvertOptions, Converted};
+pub use dialect::{detect as detect_dialect, kind_of as json_kind, Dialect, Undetected};
+pub use next::{next_request, NextOptions, ToolOutput};
+pub use profile::{Profile, ProfileId};
+pub use repair::{repair, Edit, MissingResult, OrphanResult, RepairOptions, Repaired};
+pub use role::Role;
+pub use rules::RuleSpec;
+pub use trim::{trim, TrimOptions, Trimmed};
+pub use violation::{Loc, Rule, Severity, Violation};
 
 use chain::Chain;
 

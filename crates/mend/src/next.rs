@@ -6,7 +6,7 @@
 //! with; another dropped the `msg_…` id of an assistant message and sent reasoning
 //! without its follower. Both came from rebuilding the model's output instead of keeping
 //! what the response said. [`next_request`] keeps it: the response is read by
-//! [`capture`](crate::canonical::capture) (every item id, call id, signature and
+//! [`crate::canonical::capture`] (every item id, call id, signature and
 //! encrypted payload), written back with the dialect's own writer, and appended to the
 //! request's history as it was; then each tool result goes where the dialect wants it:
 //!
@@ -385,6 +385,23 @@ fn drop_blank_text(output: &mut [Message], notes: &mut Vec<String>) {
 /// The next request after `request` got `reply`: the reply's output appended to the
 /// history exactly as the provider needs it back, then `results` where the dialect
 /// wants them, then `opts.user` as a user turn. See the module docs for each dialect.
+///
+/// ```
+/// use mend::{Dialect, ToolOutput};
+/// let request = serde_json::json!({"model": "gpt-4o",
+///     "messages": [{"role": "user", "content": "weather?"}]});
+/// let response = br#"{"id": "chatcmpl-1", "object": "chat.completion", "choices": [{
+///     "index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant",
+///     "content": null, "tool_calls": [{"id": "call_1", "type": "function",
+///     "function": {"name": "weather", "arguments": "{}"}}]}}]}"#;
+/// let reply = mend::next::read_reply(Dialect::OpenAiChat, response).unwrap();
+/// let results = [ToolOutput::answer("call_1", serde_json::json!("sunny"))];
+/// let next = mend::next_request(&request, Dialect::OpenAiChat, &reply, &results,
+///     &mend::NextOptions::default()).unwrap();
+/// assert!(next.unanswered.is_empty());
+/// assert_eq!(next.body["messages"][2]["role"], "tool");
+/// assert!(mend::check_value(&next.body, &Default::default()).unwrap().valid());
+/// ```
 pub fn next_request(
     request: &Value,
     dialect: Dialect,

@@ -34,7 +34,7 @@ pub struct Truncated {
 }
 
 /// Split a whole stream into events. A final event without its blank line is reported
-/// as [`Truncated`] (with the complete events before it). Bytes that are not UTF-8 are
+/// as `Truncated` (with the complete events before it). Bytes that are not UTF-8 are
 /// read as U+FFFD, and offsets count the bytes of that reading.
 pub fn split_events(bytes: &[u8]) -> Result<Vec<SseEvent>, Truncated> {
     let text = String::from_utf8_lossy(bytes);

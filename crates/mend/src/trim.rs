@@ -205,6 +205,21 @@ pub struct Trimmed {
 }
 
 /// Trim a body to a token budget.
+///
+/// ```
+/// let turn = |role: &str, text: &str| serde_json::json!({"role": role, "content": text});
+/// let long = "many words ".repeat(200);
+/// let body = serde_json::json!({"model": "gpt-4o", "messages": [
+///     turn("system", "be brief"),
+///     turn("user", &long), turn("assistant", &long),
+///     turn("user", "and now?"), turn("assistant", "now this."), turn("user", "thanks"),
+/// ]});
+/// let opts = mend::TrimOptions { budget: 100, keep_last: 1, ..Default::default() };
+/// let trimmed = mend::trim(&body, &opts).unwrap();
+/// assert!(trimmed.tokens_after <= 100 && trimmed.tokens_before > 100);
+/// assert_eq!(trimmed.body["messages"][0]["role"], "system"); // instructions are kept
+/// assert!(trimmed.violations.is_empty()); // and no group is cut
+/// ```
 pub fn trim(body: &Value, opts: &TrimOptions) -> Result<Trimmed, Error> {
     trim_with_cache(body, opts, &mut TokenCache::default())
 }

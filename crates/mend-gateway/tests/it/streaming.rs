@@ -69,7 +69,7 @@ async fn each_dialects_stream_reaches_the_client_whole() {
             r.header("x-mend-repairs"),
             Some("1; tool-call-without-result=1")
         );
-        let events = mend::sse::split_events(&r.body).expect("whole events");
+        let events = mend::canonical::capture::split_events(&r.body).expect("whole events");
         // Gemini sends a call whole in one event; the others in several.
         assert!(!events.is_empty(), "{d}: {}", r.text());
         assert!(r.text().ends_with('\n'), "{d}: {}", r.text());

@@ -242,6 +242,23 @@ pub fn target_profile(
 }
 
 /// Convert a request body of `from` into one of `to`.
+///
+/// ```
+/// use mend::Dialect;
+/// let chat = serde_json::json!({"model": "gpt-4o", "messages": [
+///     {"role": "system", "content": "be brief"},
+///     {"role": "user", "content": "weather?"},
+///     {"role": "assistant", "content": null, "tool_calls": [{"id": "call_1",
+///         "type": "function", "function": {"name": "weather", "arguments": "{}"}}]},
+///     {"role": "tool", "tool_call_id": "call_1", "content": "sunny"}
+/// ]});
+/// let to = mend::convert(&chat, Dialect::OpenAiChat, Dialect::Anthropic,
+///     &mend::ConvertOptions::default()).unwrap();
+/// assert_eq!(to.body["system"][0]["text"], "be brief");
+/// // The tool result is a tool_result block in the user message after the call.
+/// assert_eq!(to.body["messages"][2]["content"][0]["type"], "tool_result");
+/// assert!(to.violations.is_empty());
+/// ```
 pub fn convert(
     body: &Value,
     from: Dialect,

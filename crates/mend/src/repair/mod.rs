@@ -2,7 +2,7 @@
 //!
 //! This module is the driver. The fixes live with their rules (`crate::rules::*`, each
 //! rule's `RuleSpec::fix`); they read the chain and the violation's typed location and
-//! plan edits on a [`Fixer`] ([`fix`]), which holds the edit primitives (drop a node,
+//! plan edits on a `Fixer` (`repair/fix.rs`), which holds the edit primitives (drop a node,
 //! place a result where the dialect wants it, set a field). The dialect modules build the
 //! few wire values an edit needs (a synthesized result, a result turned into text).
 //! Applying a plan rebuilds only the history array; everything else in the body, unknown
@@ -109,6 +109,20 @@ const MAX_PASSES: usize = 32;
 
 /// Repair a body: plan edits for its violations, apply them, check again, until it is
 /// valid or nothing more can be done.
+///
+/// ```
+/// let body = serde_json::json!({"model": "gpt-4o", "messages": [
+///     {"role": "user", "content": "weather?"},
+///     {"role": "assistant", "content": null, "tool_calls": [{"id": "call_1",
+///         "type": "function", "function": {"name": "weather", "arguments": "{}"}}]},
+///     {"role": "user", "content": "and?"}
+/// ]});
+/// let fixed = mend::repair(&body, &mend::RepairOptions::default()).unwrap();
+/// assert!(fixed.valid());
+/// // The unanswered call got an error result saying it was interrupted.
+/// assert_eq!(fixed.edits[0].action, "insert");
+/// assert_eq!(fixed.body["messages"][2]["tool_call_id"], "call_1");
+/// ```
 pub fn repair(body: &Value, opts: &RepairOptions) -> Result<Repaired, Error> {
     // The input is borrowed until the first edit, and each pass's analysis is the verdict
     // when it plans nothing: a valid body costs one check and one clone.

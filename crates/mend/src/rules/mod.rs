@@ -7,20 +7,20 @@
 //!
 //! | module | rules |
 //! |---|---|
-//! | [`pairing`] | `tool-result-without-call`, `tool-call-without-result`, `tool-result-not-adjacent`, `duplicate-call-id`, `function-response-count` |
-//! | [`ids`] | `invalid-call-id` |
-//! | [`roles`] | `role-order`, `function-call-position` |
-//! | [`content`] | `empty-content`, `malformed` |
-//! | [`reasoning`] | `reasoning-without-follower`, `call-without-reasoning`, `follower-id-mismatch`, `missing-reasoning-content` |
-//! | [`thinking`] | `thinking-not-first`, `thinking-modified`, `missing-thought-signature` |
+//! | `rules/pairing.rs` | `tool-result-without-call`, `tool-call-without-result`, `tool-result-not-adjacent`, `duplicate-call-id`, `function-response-count` |
+//! | `rules/ids.rs` | `invalid-call-id` |
+//! | `rules/roles.rs` | `role-order`, `function-call-position` |
+//! | `rules/content.rs` | `empty-content`, `malformed` |
+//! | `rules/reasoning.rs` | `reasoning-without-follower`, `call-without-reasoning`, `follower-id-mismatch`, `missing-reasoning-content` |
+//! | `rules/thinking.rs` | `thinking-not-first`, `thinking-modified`, `missing-thought-signature` |
 //!
 //! Adding a rule: its spec, check and fix in its family module, one line in the
-//! [`catalog!`] below, and its cases under `cases/<dialect>/<rule>/`.
+//! `catalog!` below, and its cases under `cases/<dialect>/<rule>/`.
 //!
 //! Invariants: checks never fail and never stop early; every finding is pushed with its
 //! [`Loc`](crate::violation::Loc) (indices into the chain) and the pointer rendered from
-//! it. A dialect contributes only [`Params`] and the profile's switches: the loops are the
-//! same for every dialect. Fixes ([`RuleSpec::fix`]) address what they change by the
+//! it. A dialect contributes only `Params` and the profile's switches: the loops are the
+//! same for every dialect. Fixes (`RuleSpec::fix`) address what they change by the
 //! violation's `loc`, never by its path or its text.
 
 use std::fmt;

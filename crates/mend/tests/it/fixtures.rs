@@ -176,7 +176,7 @@ fn every_response_and_stream_is_read_without_a_panic() {
     }
     for f in files_named(&fixtures, "response.sse") {
         let bytes = std::fs::read(&f).expect("readable");
-        let events = match mend::sse::split_events(&bytes) {
+        let events = match mend::canonical::capture::split_events(&bytes) {
             Ok(e) => e,
             Err(t) => t.complete,
         };

@@ -13,6 +13,8 @@
 //! to another dialect, or reports a provider error gives a [`CaptureError`] with the byte
 //! offset where it went wrong; an unknown event type is not an error.
 
+pub use crate::sse::split_events;
+
 use serde_json::{Map, Value};
 
 pub(crate) use super::rest as without;
