@@ -556,7 +556,7 @@ impl<'a> Pairing<'_, 'a> {
         let turn = ctx.chain.nodes[n].turn;
         let id = call_id.filter(|s| !s.is_empty());
         let by_name = ctx.params.pair_by_name || (id.is_none() && name.is_some());
-        let found = self.find_call(id, name, by_name);
+        let found = self.find_call(id, name, by_name, turn);
         if found.is_none() && id.is_none() && !by_name {
             out.push(ids::idless_result(ctx, n, call_id, wire));
             return;
@@ -602,17 +602,53 @@ impl<'a> Pairing<'_, 'a> {
         }
     }
 
-    /// The call a result answers: by id, else (Gemini, and legacy chat `function`
-    /// messages) by name and order among calls that carry no id of their own (or the
-    /// same id), earliest unanswered first.
-    fn find_call(&self, id: Option<&str>, name: Option<&str>, by_name: bool) -> Option<usize> {
+    /// The call a result answers: by id; else (Gemini, and legacy chat `function`
+    /// messages) by name and position, among calls that carry no id of their own (or the
+    /// same id) and are not answered yet.
+    ///
+    /// A result in the turn (or run of tool turns) right after a model turn that made
+    /// calls answers a call of that turn, in order, or none: a same-named call left
+    /// unanswered in an earlier turn is not its call (the response belongs to the call it
+    /// follows, and moving it would give the earlier call another call's output). A
+    /// result that follows no call turn answers the one unanswered call of its name, and
+    /// none when several could claim it.
+    fn find_call(
+        &self,
+        id: Option<&str>,
+        name: Option<&str>,
+        by_name: bool,
+        turn: usize,
+    ) -> Option<usize> {
         let found = id.and_then(|id| self.by_id.get(id).copied());
         if found.is_some() || !by_name {
             return found;
         }
-        self.calls.iter().position(|c| {
+        let candidate = |c: &CallRec| {
             !c.answered && c.name.is_some() && c.name == name && (c.id.is_none() || c.id == id)
-        })
+        };
+        if let Some(anchor) = self.call_turn_before(turn) {
+            return self
+                .calls
+                .iter()
+                .position(|c| c.turn == anchor && candidate(c));
+        }
+        let mut matching = self.calls.iter().enumerate().filter(|(_, c)| candidate(c));
+        match (matching.next(), matching.next()) {
+            (Some((ci, _)), None) => Some(ci),
+            _ => None,
+        }
+    }
+
+    /// The model turn whose calls the results of `turn` answer by position: the turn just
+    /// before it, past a run of tool turns, when it is an assistant turn that made calls.
+    fn call_turn_before(&self, turn: usize) -> Option<usize> {
+        let turns = &self.ctx.chain.turns;
+        let mut t = turn.checked_sub(1)?;
+        while turns[t].role == Role::Tool {
+            t = t.checked_sub(1)?;
+        }
+        let made_calls = self.calls.iter().any(|c| c.turn == t);
+        (turns[t].role == Role::Assistant && made_calls).then_some(t)
     }
 
     /// Unanswered calls, grouped by their turn so the provider text names them together.
@@ -678,6 +714,8 @@ fn orphan_result(
         n,
         if later {
             format!("the {wire} result for `{shown}` comes before the call it answers")
+        } else if id.is_none() {
+            format!("the {wire} result for `{shown}` has no id and no call it can be told to answer: it does not follow a turn that called `{shown}`, and no single unanswered call of that name is left")
         } else {
             format!("the {wire} result answers `{shown}`, but no earlier tool call has that id")
         },
