@@ -260,8 +260,8 @@ pub(crate) const DUPLICATE_CALL_ID: RuleSpec = RuleSpec {
             source: "provider-errors.jsonl openai_chat-39",
         },
     ],
-    repair: Repair::Sometimes("Drops a second result for an already answered call, a replayed identical copy of a call, and a replayed identical Responses item (or a second reasoning item with the same id); a different Responses message keeps its content without the id. Two different calls that share an id are reported and left alone, since choosing which one a result answers would be a guess."),
-    doc: "Providers identify calls by id: OpenAI rejects two tool messages answering the same `tool_call_id`, Anthropic rejects two `tool_use` blocks with one id, and the Responses API rejects two input items with the same item id (\"Duplicate item found with id …\").\nThe check records every client call id; a second call with a known id, or a second result for an answered call, is flagged (and not reported again as unanswered). In Responses it also flags any msg_/rs_/fc_ item id seen twice.\nMust not flag: the same tool called twice with distinct ids, identical result contents for distinct calls, an Anthropic server tool result that repeats its own server_tool_use id.\nOpenAI has no recorded text for two chat calls sharing an id, and Gemini none at all, so those findings carry no provider text.\nFix: drop exact replays and second answers; leave genuinely different calls sharing an id for a human.",
+    repair: Repair::Sometimes("Drops a second result for an already answered call, a replayed identical copy of a call, and a replayed identical Responses item (or a second reasoning item with the same id); a different Responses message keeps its content without the id. A different call that reuses the id of a call in an earlier turn gets a fresh id (`<id>_2`), and so does the result that answers it by position. Two different calls of one turn that share an id are reported and left alone: which result answers which would be a guess."),
+    doc: "Providers identify calls by id: OpenAI rejects two tool messages answering the same `tool_call_id`, Anthropic rejects two `tool_use` blocks with one id, and the Responses API rejects two input items with the same item id (\"Duplicate item found with id …\").\nThe check records every client call id; a second call with a known id, or a second result for an answered call, is flagged (and not reported again as unanswered). In Responses it also flags any msg_/rs_/fc_ item id seen twice.\nMust not flag: the same tool called twice with distinct ids, identical result contents for distinct calls, an Anthropic server tool result that repeats its own server_tool_use id.\nOpenAI has no recorded text for two chat calls sharing an id, and Gemini none at all, so those findings carry no provider text.\nA result answers the first unanswered call with its id in the call run it follows, else the latest unanswered call with its id before it: a client that reused an id in a later turn answers the later call there, and that result is not a second answer to the first call.\nFix: drop exact replays and second answers; rename a later call that reused an earlier id, with its result; leave different calls of one turn sharing an id for a human.",
     example: r#"{
   "model": "gpt-4o",
   "messages": [
@@ -380,6 +380,9 @@ struct CallRec<'a> {
     id: Option<&'a str>,
     name: Option<&'a str>,
     answered: bool,
+    /// An earlier call has the same id (reported as `duplicate-call-id`, not again as
+    /// unanswered).
+    duplicate: bool,
 }
 
 /// The state of one walk over the chain that pairs calls with results.
@@ -388,7 +391,8 @@ struct Pairing<'c, 'a> {
     /// Turns whose pairing findings `function-response-count` already stands for.
     suppressed: &'c [bool],
     calls: Vec<CallRec<'a>>,
-    by_id: HashMap<&'a str, usize>,
+    /// Every client call with an id, by id, in order.
+    by_id: HashMap<&'a str, Vec<usize>>,
     server_ids: HashMap<&'a str, usize>,
     /// Calls reported as misplaced (DeepSeek Responses), not reported again as unanswered.
     misplaced_calls: Vec<usize>,
@@ -479,7 +483,7 @@ impl<'a> Pairing<'_, 'a> {
             out.push(ids::idless_call(ctx, n, call_id, name, wire));
         }
         if let Some(id) = id {
-            if let Some(&first) = self.by_id.get(id) {
+            if let Some(&first) = self.by_id.get(id).and_then(|calls| calls.first()) {
                 let f = self.calls[first];
                 out.push(
                     ctx.at_node(
@@ -498,20 +502,21 @@ impl<'a> Pairing<'_, 'a> {
                         _ => None,
                     }),
                 );
-            } else {
-                self.by_id.insert(id, self.calls.len());
             }
         }
         // A call whose id another call already took is reported as a duplicate, not
         // again as unanswered; an id-less call is reported as such.
-        let duplicate =
-            id.is_some_and(|id| self.by_id.get(id).is_some_and(|&ci| ci != self.calls.len()));
+        let duplicate = id.is_some_and(|id| self.by_id.contains_key(id));
+        if let Some(id) = id {
+            self.by_id.entry(id).or_default().push(self.calls.len());
+        }
         self.calls.push(CallRec {
             node: n,
             turn,
             id,
             name,
-            answered: duplicate || reported_idless,
+            answered: reported_idless,
+            duplicate,
         });
     }
 
@@ -619,18 +624,20 @@ impl<'a> Pairing<'_, 'a> {
         by_name: bool,
         turn: usize,
     ) -> Option<usize> {
-        let found = id.and_then(|id| self.by_id.get(id).copied());
-        if found.is_some() || !by_name {
-            return found;
+        if let Some(calls) = id.and_then(|id| self.by_id.get(id)) {
+            return Some(self.call_with_id(calls, turn));
+        }
+        if !by_name {
+            return None;
         }
         let candidate = |c: &CallRec| {
             !c.answered && c.name.is_some() && c.name == name && (c.id.is_none() || c.id == id)
         };
-        if let Some(anchor) = self.call_turn_before(turn) {
+        if let Some(run) = self.call_run_before(turn) {
             return self
                 .calls
                 .iter()
-                .position(|c| c.turn == anchor && candidate(c));
+                .position(|c| run.contains(&c.turn) && candidate(c));
         }
         let mut matching = self.calls.iter().enumerate().filter(|(_, c)| candidate(c));
         match (matching.next(), matching.next()) {
@@ -639,16 +646,48 @@ impl<'a> Pairing<'_, 'a> {
         }
     }
 
-    /// The model turn whose calls the results of `turn` answer by position: the turn just
-    /// before it, past a run of tool turns, when it is an assistant turn that made calls.
-    fn call_turn_before(&self, turn: usize) -> Option<usize> {
+    /// Of the calls that share one id, the one a result in `turn` answers: the first
+    /// unanswered one of the call run it follows, else the latest unanswered one before it (a
+    /// client that reused an id in a later turn answers the later call there), else the
+    /// first (the result answers a call twice).
+    fn call_with_id(&self, calls: &[usize], turn: usize) -> usize {
+        let open = |ci: &&usize| !self.calls[**ci].answered;
+        let run = self.call_run_before(turn);
+        calls
+            .iter()
+            .filter(open)
+            .find(|&&ci| {
+                run.as_ref()
+                    .is_some_and(|r| r.contains(&self.calls[ci].turn))
+            })
+            .or_else(|| calls.iter().rev().find(open))
+            .or(calls.first())
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// The call run whose calls the results of `turn` answer by position: the model
+    /// turn just before it (past a run of tool turns) when it made calls, with the model
+    /// turns right before it that made calls too (Responses sends parallel calls as one
+    /// item each).
+    fn call_run_before(&self, turn: usize) -> Option<std::ops::RangeInclusive<usize>> {
         let turns = &self.ctx.chain.turns;
-        let mut t = turn.checked_sub(1)?;
-        while turns[t].role == Role::Tool {
-            t = t.checked_sub(1)?;
+        let calls_in = |t: usize| {
+            turns[t].role == Role::Assistant
+                && self.calls.binary_search_by_key(&t, |c| c.turn).is_ok()
+        };
+        let mut end = turn.checked_sub(1)?;
+        while turns[end].role == Role::Tool {
+            end = end.checked_sub(1)?;
         }
-        let made_calls = self.calls.iter().any(|c| c.turn == t);
-        (turns[t].role == Role::Assistant && made_calls).then_some(t)
+        if !calls_in(end) {
+            return None;
+        }
+        let mut start = end;
+        while start > 0 && calls_in(start - 1) {
+            start -= 1;
+        }
+        Some(start..=end)
     }
 
     /// Unanswered calls, grouped by their turn so the provider text names them together.
@@ -656,7 +695,8 @@ impl<'a> Pairing<'_, 'a> {
         let ctx = self.ctx;
         let mut by_turn: Vec<(usize, Vec<usize>)> = Vec::new();
         for (ci, c) in self.calls.iter().enumerate() {
-            if c.answered || self.misplaced_calls.contains(&ci) || self.quiet(c.turn) {
+            if c.answered || c.duplicate || self.misplaced_calls.contains(&ci) || self.quiet(c.turn)
+            {
                 continue;
             }
             match by_turn.last_mut() {
@@ -1059,17 +1099,68 @@ fn keep_one_copy(fx: &mut Fixer, v: &Violation) {
     }
 }
 
+/// A call that reuses an earlier call's id: an exact replay goes; a different call in a
+/// later turn gets a fresh id, and so does the result that answers it (its pairing is
+/// proven by position: it answers the call it follows); two different calls of one turn
+/// that share an id cannot be told apart and are left alone.
 fn drop_replayed_call(fx: &mut Fixer, v: &Violation, n: usize, id: &str) {
     let chain = fx.chain();
-    let first = chain.nodes[..n]
-        .iter()
-        .position(|m| matches!(m.kind, NodeKind::Call { call_id: Some(c), .. } if c == id));
-    let same = first.is_some_and(|f| fx.value_of(f) == fx.value_of(n));
-    if same && fx.claim(n) {
+    let same_id = |m: &crate::chain::Node| matches!(m.kind, NodeKind::Call { call_id: Some(c), .. } if c == id);
+    let Some(first) = chain.nodes[..n].iter().position(same_id) else {
+        return;
+    };
+    if !fx.claim(n) {
+        return;
+    }
+    if fx.value_of(first) == fx.value_of(n) {
         fx.drop_node(n);
         let detail = format!("dropped a replayed copy of call `{id}`");
         fx.note(v.rule, v.path.clone(), "drop", detail);
+        return;
     }
+    let turn = chain.nodes[n].turn;
+    let shares_its_turn = chain
+        .nodes
+        .iter()
+        .enumerate()
+        .any(|(k, m)| k != n && m.turn == turn && same_id(m));
+    if shares_its_turn || chain.nodes[first].turn == turn {
+        return;
+    }
+    let fresh = fresh_id(fx, id);
+    if !fx.set_call_id(chain.nodes[n].ptr, true, &fresh) {
+        return;
+    }
+    let answered_by = fx.result_of.get(&n).copied();
+    let mut detail = format!(
+        "gave the call, which reused the id `{id}` of {}, the new id `{fresh}`",
+        chain.nodes[first].ptr
+    );
+    if let Some(r) = answered_by {
+        if fx.claim(r) && fx.set_call_id(chain.nodes[r].ptr, false, &fresh) {
+            detail.push_str(&format!(
+                ", and its result at {} with it",
+                chain.nodes[r].ptr
+            ));
+        }
+    }
+    fx.note(v.rule, v.path.clone(), "rename", detail);
+}
+
+/// `{id}_2` (or the next free number): an id no call or result of the body carries.
+fn fresh_id(fx: &Fixer, id: &str) -> String {
+    let taken = |cand: &str| {
+        fx.chain().nodes.iter().any(|m| match m.kind {
+            NodeKind::Call { call_id, .. } | NodeKind::Result { call_id, .. } => {
+                call_id == Some(cand)
+            }
+            _ => false,
+        })
+    };
+    (2..)
+        .map(|k| format!("{id}_{k}"))
+        .find(|c| !taken(c))
+        .unwrap_or_else(|| format!("{id}_x"))
 }
 
 /// Responses: a second item with an id already used. A replayed copy goes; a different
