@@ -133,6 +133,106 @@ pub fn repair_value(dialect: Dialect, opts: u8, body: &Value) {
             fixed.body
         );
     }
+    results_keep_their_calls(body, &fixed.body, &ropts.check);
+}
+
+/// No repair changes which call a result answers: every result of the input that was
+/// paired with a call, and whose content is found once in the input and once in the
+/// output, is paired in the output with a call of the same content (ids aside: repair
+/// may rename them).
+fn results_keep_their_calls(before: &Value, after: &Value, opts: &CheckOptions) {
+    let (Some(b), Some(a)) = (content_pairs(before, opts), content_pairs(after, opts)) else {
+        return;
+    };
+    let once = |pairs: &[(Value, Option<Value>)], r: &Value| {
+        pairs.iter().filter(|(x, _)| x == r).count() == 1
+    };
+    for (result, call) in &b {
+        let Some(call) = call else { continue };
+        if !once(&b, result) || !once(&a, result) {
+            continue;
+        }
+        let Some((_, now)) = a.iter().find(|(x, _)| x == result) else {
+            continue;
+        };
+        if let Some(now) = now {
+            assert_eq!(
+                now, call,
+                "repair moved the result {result} from the call {call} to the call {now}\nbefore: {before}\nafter: {after}"
+            );
+        }
+    }
+}
+
+/// Every client result of a body, without its ids, with the call it answers (without
+/// its ids), or `None` when it answers none.
+fn content_pairs(body: &Value, opts: &CheckOptions) -> Option<Vec<(Value, Option<Value>)>> {
+    let analysis = mend::analyze(body, opts).ok()?;
+    let chain = &analysis.chain;
+    let at = |ptr: mend::chain::Ptr| -> Option<Value> {
+        let mut v = body.get(ptr.root)?;
+        if let Some(i) = ptr.item {
+            v = v.get(i as usize)?;
+        }
+        if let Some(k) = ptr.key {
+            v = v.get(k)?;
+        }
+        if let Some(j) = ptr.sub {
+            v = v.get(j as usize)?;
+        }
+        Some(without_ids(v))
+    };
+    let mut out = Vec::new();
+    for (n, node) in chain.nodes.iter().enumerate() {
+        if !matches!(
+            node.kind,
+            mend::chain::NodeKind::Result {
+                kind: mend::chain::CallKind::Client,
+                ..
+            }
+        ) {
+            continue;
+        }
+        let call = analysis
+            .pairs
+            .iter()
+            .find(|&&(_, r)| r == n)
+            .map(|&(c, _)| c);
+        out.push((at(node.ptr)?, call.and_then(|c| at(chain.nodes[c].ptr))));
+    }
+    Some(out)
+}
+
+/// A call or result with its id fields removed, two levels deep (Gemini nests them).
+fn without_ids(v: &Value) -> Value {
+    const IDS: [&str; 5] = [
+        "id",
+        "call_id",
+        "tool_call_id",
+        "tool_use_id",
+        "thoughtSignature",
+    ];
+    match v {
+        Value::Object(o) => Value::Object(
+            o.iter()
+                .filter(|(k, _)| !IDS.contains(&k.as_str()))
+                .map(|(k, v)| {
+                    let v = match v {
+                        Value::Object(inner) => Value::Object(
+                            inner
+                                .iter()
+                                .filter(|(k, _)| !IDS.contains(&k.as_str()))
+                                .map(|(k, v)| (k.clone(), v.clone()))
+                                .collect(),
+                        ),
+                        other => other.clone(),
+                    };
+                    (k.clone(), v)
+                })
+                .collect(),
+        ),
+        other => other.clone(),
+    }
 }
 
 /// Trim never makes a valid history invalid, and stays within budget unless it says so.

@@ -647,23 +647,30 @@ impl<'a> Pairing<'_, 'a> {
     }
 
     /// Of the calls that share one id, the one a result in `turn` answers: the first
-    /// unanswered one of the call run it follows, else the latest unanswered one before it (a
-    /// client that reused an id in a later turn answers the later call there), else the
-    /// first (the result answers a call twice).
+    /// unanswered one of the call run it follows, else the first unanswered one of the
+    /// latest turn that has one (a client that reused an id in a later turn answers the
+    /// later call there), else the first (the result answers a call twice).
     fn call_with_id(&self, calls: &[usize], turn: usize) -> usize {
         let open = |ci: &&usize| !self.calls[**ci].answered;
-        let run = self.call_run_before(turn);
-        calls
-            .iter()
-            .filter(open)
-            .find(|&&ci| {
-                run.as_ref()
-                    .is_some_and(|r| r.contains(&self.calls[ci].turn))
-            })
-            .or_else(|| calls.iter().rev().find(open))
-            .or(calls.first())
-            .copied()
-            .unwrap_or(0)
+        let first_open_in = |turns: &dyn Fn(usize) -> bool| {
+            calls
+                .iter()
+                .filter(open)
+                .find(|&&ci| turns(self.calls[ci].turn))
+                .copied()
+        };
+        if let Some(run) = self.call_run_before(turn) {
+            if let Some(ci) = first_open_in(&|t| run.contains(&t)) {
+                return ci;
+            }
+        }
+        if let Some(&latest) = calls.iter().rev().find(open) {
+            let t = self.calls[latest].turn;
+            if let Some(ci) = first_open_in(&|u| u == t) {
+                return ci;
+            }
+        }
+        calls.first().copied().unwrap_or(0)
     }
 
     /// The call run whose calls the results of `turn` answer by position: the model
