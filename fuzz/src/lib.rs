@@ -102,6 +102,7 @@ pub fn repair_value(dialect: Dialect, opts: u8, body: &Value) {
         } else {
             OrphanResult::ToText
         },
+        synthesized_text: (opts & 4 != 0).then(|| "[mend: no output recorded]".to_string()),
     };
     let Ok(fixed) = mend::repair::repair(body, &ropts) else {
         return;

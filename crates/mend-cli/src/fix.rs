@@ -85,6 +85,7 @@ pub fn run_repair(
     opts: &CheckOptions,
     missing: &str,
     orphan: &str,
+    synthesized_text: Option<&str>,
     as_json: bool,
     printer: &mut Printer,
 ) -> io::Result<Status> {
@@ -103,6 +104,7 @@ pub fn run_repair(
         check: opts.clone(),
         missing_result,
         orphan_result,
+        synthesized_text: synthesized_text.map(str::to_string),
     };
     let r = match repair(&body, &ropts) {
         Ok(r) => r,

@@ -284,6 +284,9 @@ struct RepairArgs {
     /// A result without a call: drop it, or to-text
     #[arg(long, value_name = "POLICY", default_value = "drop")]
     orphan_result: String,
+    /// The text of each synthesized result, to tell them from real tool output
+    #[arg(long, value_name = "TEXT")]
+    synthesized_text: Option<String>,
     /// One JSON object on stdout: {valid, edits, unrepairable, warnings, body}
     #[arg(long)]
     json: bool,
@@ -358,6 +361,7 @@ fn run(command: Command, printer: &mut Printer) -> io::Result<Status> {
                 &opts,
                 &args.missing_result,
                 &args.orphan_result,
+                args.synthesized_text.as_deref(),
                 args.json,
                 printer,
             ),

@@ -285,6 +285,7 @@ pub fn convert(
                 },
                 missing_result: opts.missing_result,
                 orphan_result: opts.orphan_result,
+                synthesized_text: None,
             },
         )?;
         if let Some(v) = crate::unreadable_history(from, &fixed.unrepairable) {
@@ -354,6 +355,7 @@ pub fn convert(
             check: target_check,
             missing_result: opts.missing_result,
             orphan_result: opts.orphan_result,
+            synthesized_text: None,
         },
     )?;
     edits.extend(fixed.edits.into_iter().map(|edit| StagedEdit {

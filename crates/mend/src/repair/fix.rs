@@ -151,7 +151,8 @@ impl<'p, 'a> Fixer<'p, 'a> {
 
     /// A result for the call at node `n` saying it was interrupted (see [`synthesized`]).
     pub(crate) fn synthesized(&self, n: usize) -> Option<Value> {
-        synthesized(self.a, self.body, n)
+        let text = self.opts.synthesized_text.as_deref().unwrap_or(INTERRUPTED);
+        synthesized(self.a, self.body, n, text)
     }
 
     /// Add an interrupted result for the call at node `n`, or drop the call, as the
@@ -574,7 +575,7 @@ fn describe_call(a: &Analysis, n: usize) -> String {
 /// A result for the call at node `n`, saying it was interrupted. None when another call
 /// has the same id: a result with that id would answer the other call just as well (and
 /// the next pass would drop it again as a second answer), so that is left unrepairable.
-fn synthesized(a: &Analysis, body: &Value, n: usize) -> Option<Value> {
+fn synthesized(a: &Analysis, body: &Value, n: usize, text: &str) -> Option<Value> {
     let NodeKind::Call {
         call_id,
         name,
@@ -593,15 +594,15 @@ fn synthesized(a: &Analysis, body: &Value, n: usize) -> Option<Value> {
         }
     }
     Some(match a.dialect {
-        Dialect::OpenAiChat => dialect::openai_chat::synthesized_result(call_id?, INTERRUPTED),
+        Dialect::OpenAiChat => dialect::openai_chat::synthesized_result(call_id?, text),
         Dialect::OpenAiResponses => {
-            dialect::openai_responses::synthesized_result(wire, call_id?, INTERRUPTED)?
+            dialect::openai_responses::synthesized_result(wire, call_id?, text)?
         }
-        Dialect::Anthropic => dialect::anthropic::synthesized_result(call_id?, INTERRUPTED),
+        Dialect::Anthropic => dialect::anthropic::synthesized_result(call_id?, text),
         Dialect::Gemini => {
             let snake = value_at(body, a.chain.nodes[n].ptr)
                 .is_some_and(|part| part.get("function_call").is_some());
-            dialect::gemini::synthesized_result(call_id, name?, INTERRUPTED, snake)
+            dialect::gemini::synthesized_result(call_id, name?, text, snake)
         }
     })
 }

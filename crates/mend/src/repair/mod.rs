@@ -52,6 +52,10 @@ pub struct RepairOptions {
     pub missing_result: MissingResult,
     /// Results without calls.
     pub orphan_result: OrphanResult,
+    /// The text of a synthesized result, [`INTERRUPTED`] when `None`. An application that
+    /// must tell synthesized results from real tool output sets a marker of its own here
+    /// (Anthropic results are also marked `is_error`, Gemini's carry it as `error`).
+    pub synthesized_text: Option<String>,
 }
 
 /// One edit made, in the words of the rule it answers.

@@ -5,7 +5,7 @@
 //! exactly `expect.rules`, every path in `expect.paths` must be among the findings' paths,
 //! and `valid` must match. When `repaired` is given, `mend::repair` (with the optional
 //! `repair_policy`: `{"missing_result": "synthesize|drop-call", "orphan_result":
-//! "drop|to-text"}`) must give exactly that body, and it must check valid; a valid case
+//! "drop|to-text", "synthesized_text": "..."}`) must give exactly that body, and it must check valid; a valid case
 //! must come back from repair unchanged. Adding a case needs no Rust.
 
 use mend::repair::{repair, MissingResult, OrphanResult, RepairOptions};
@@ -196,6 +196,10 @@ fn every_case_finds_what_it_expects() {
                     Some("to-text") => OrphanResult::ToText,
                     _ => OrphanResult::Drop,
                 },
+                synthesized_text: policy
+                    .and_then(|p| p.get("synthesized_text"))
+                    .and_then(Value::as_str)
+                    .map(str::to_string),
             };
             match repair(body, &ropts) {
                 Ok(r) if &r.body == repaired && r.valid() => repaired_checked += 1,
