@@ -12,7 +12,6 @@ use crate::violation::{Defect, Rule, Severity, Violation};
 use super::{Ctx, ProviderText, Repair, RuleSpec};
 
 pub(crate) const EMPTY_CONTENT: RuleSpec = RuleSpec {
-    // @spec empty-content
     id: "empty-content",
     summary: "a message, text block or part with no content, or an empty history",
     dialects: &[Dialect::OpenAiChat, Dialect::Anthropic, Dialect::Gemini],
@@ -84,12 +83,10 @@ pub(crate) const EMPTY_CONTENT: RuleSpec = RuleSpec {
     }
   ]
 }"#,
-    // @end
     fix: Some(fill_or_drop_the_empty),
 };
 
 pub(crate) const MALFORMED: RuleSpec = RuleSpec {
-    // @spec malformed
     id: "malformed",
     summary: "the body does not have the dialect's shape (wrong type, missing or unknown field), or a field the chosen provider rejects",
     dialects: super::ALL_DIALECTS,
@@ -147,7 +144,6 @@ pub(crate) const MALFORMED: RuleSpec = RuleSpec {
     }
   ]
 }"#,
-    // @end
     fix: Some(reshape_the_known_defects),
 };
 

@@ -17,7 +17,6 @@ use crate::Analysis;
 use super::{Ctx, ProviderText, Repair, RuleSpec};
 
 pub(crate) const INVALID_CALL_ID: RuleSpec = RuleSpec {
-    // @spec invalid-call-id
     id: "invalid-call-id",
     summary: "a call id too long, of the wrong form for the provider, or missing (or a Gemini functionResponse without a name)",
     dialects: super::ALL_DIALECTS,
@@ -82,7 +81,6 @@ pub(crate) const INVALID_CALL_ID: RuleSpec = RuleSpec {
     }
   ]
 }"#,
-    // @end
     fix: Some(give_a_valid_id),
 };
 

@@ -16,7 +16,6 @@ use crate::violation::{Rule, Severity, Violation};
 use super::{ids, Ctx, Placement, ProviderText, Repair, RuleSpec};
 
 pub(crate) const TOOL_RESULT_WITHOUT_CALL: RuleSpec = RuleSpec {
-    // @spec tool-result-without-call
     id: "tool-result-without-call",
     summary: "a tool result answers no earlier call (its call id matches no call before it, or it comes before its call)",
     dialects: super::ALL_DIALECTS,
@@ -78,12 +77,10 @@ pub(crate) const TOOL_RESULT_WITHOUT_CALL: RuleSpec = RuleSpec {
     }
   ]
 }"#,
-    // @end
     fix: Some(settle_the_orphan),
 };
 
 pub(crate) const TOOL_CALL_WITHOUT_RESULT: RuleSpec = RuleSpec {
-    // @spec tool-call-without-result
     id: "tool-call-without-result",
     summary: "a tool call is never answered: no result carries its id (in DeepSeek Responses, it is answered only after another assistant item)",
     dialects: super::ALL_DIALECTS,
@@ -150,12 +147,10 @@ pub(crate) const TOOL_CALL_WITHOUT_RESULT: RuleSpec = RuleSpec {
     }
   ]
 }"#,
-    // @end
     fix: Some(answer_the_call),
 };
 
 pub(crate) const TOOL_RESULT_NOT_ADJACENT: RuleSpec = RuleSpec {
-    // @spec tool-result-not-adjacent
     id: "tool-result-not-adjacent",
     summary: "a call's result exists but not where the dialect requires it (another message in between, or text before the results in an Anthropic user message)",
     dialects: &[Dialect::OpenAiChat, Dialect::Anthropic, Dialect::Gemini],
@@ -222,12 +217,10 @@ pub(crate) const TOOL_RESULT_NOT_ADJACENT: RuleSpec = RuleSpec {
     }
   ]
 }"#,
-    // @end
     fix: Some(move_next_to_its_call),
 };
 
 pub(crate) const DUPLICATE_CALL_ID: RuleSpec = RuleSpec {
-    // @spec duplicate-call-id
     id: "duplicate-call-id",
     summary: "one call id used by two calls, or one call answered twice; in Responses, one item id (msg_, rs_, fc_) on two items",
     dialects: super::ALL_DIALECTS,
@@ -295,12 +288,10 @@ pub(crate) const DUPLICATE_CALL_ID: RuleSpec = RuleSpec {
     }
   ]
 }"#,
-    // @end
     fix: Some(keep_one_copy),
 };
 
 pub(crate) const FUNCTION_RESPONSE_COUNT: RuleSpec = RuleSpec {
-    // @spec function-response-count
     id: "function-response-count",
     summary: "a Gemini function-response turn answers a different number of calls than the model turn before it made",
     dialects: &[Dialect::Gemini],
@@ -366,7 +357,6 @@ pub(crate) const FUNCTION_RESPONSE_COUNT: RuleSpec = RuleSpec {
     }
   ]
 }"#,
-    // @end
     fix: Some(balance_the_responses),
 };
 

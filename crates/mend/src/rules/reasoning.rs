@@ -19,7 +19,6 @@ use crate::violation::{Rule, Severity, Violation};
 use super::{Ctx, ProviderText, Repair, RuleSpec};
 
 pub(crate) const REASONING_WITHOUT_FOLLOWER: RuleSpec = RuleSpec {
-    // @spec reasoning-without-follower
     id: "reasoning-without-follower",
     summary: "a Responses reasoning item not immediately followed by the message or call it was produced with",
     dialects: &[Dialect::OpenAiResponses],
@@ -56,12 +55,10 @@ pub(crate) const REASONING_WITHOUT_FOLLOWER: RuleSpec = RuleSpec {
     }
   ]
 }"#,
-    // @end
     fix: Some(drop_the_stranded_reasoning),
 };
 
 pub(crate) const CALL_WITHOUT_REASONING: RuleSpec = RuleSpec {
-    // @spec call-without-reasoning
     id: "call-without-reasoning",
     summary: "a reasoning model's function call or message, sent back with its item id, lacks the reasoning item that came before it",
     dialects: &[Dialect::OpenAiResponses],
@@ -131,12 +128,10 @@ pub(crate) const CALL_WITHOUT_REASONING: RuleSpec = RuleSpec {
     }
   ]
 }"#,
-    // @end
     fix: Some(restore_or_unlink_the_output),
 };
 
 pub(crate) const FOLLOWER_ID_MISMATCH: RuleSpec = RuleSpec {
-    // @spec follower-id-mismatch
     id: "follower-id-mismatch",
     summary: "the item after a reasoning item carries an id that is not its own (not a msg_ id on a message, or an id from another response)",
     dialects: &[Dialect::OpenAiResponses],
@@ -190,12 +185,10 @@ pub(crate) const FOLLOWER_ID_MISMATCH: RuleSpec = RuleSpec {
     }
   ]
 }"#,
-    // @end
     fix: Some(drop_the_replaced_reasoning),
 };
 
 pub(crate) const MISSING_REASONING_CONTENT: RuleSpec = RuleSpec {
-    // @spec missing-reasoning-content
     id: "missing-reasoning-content",
     summary: "a thinking-mode assistant message with tool calls lacks the reasoning_content the API returned with it (DeepSeek, Kimi)",
     dialects: &[Dialect::OpenAiChat],
@@ -248,7 +241,6 @@ pub(crate) const MISSING_REASONING_CONTENT: RuleSpec = RuleSpec {
     }
   ]
 }"#,
-    // @end
     fix: Some(add_empty_reasoning_content),
 };
 

@@ -2,18 +2,21 @@
 //! roles a provider does not know), and a Gemini function-call turn follows a user turn
 //! or a function-response turn.
 //!
-//! No fix: reordering or merging turns changes what the conversation says, and which
-//! turn to move cannot be told from the history alone. Findings are reported, the body
-//! left alone.
+//! `role-order` has no fix: reordering or merging turns changes what the conversation
+//! says, and which turn to move cannot be told from the history alone. A misplaced Gemini
+//! call turn has two sound fixes (see `place_the_call_turn`); anything else is reported
+//! and left alone.
 
-use crate::chain::{CallKind, NodeKind, Role};
+use serde_json::Value;
+
+use crate::chain::{CallKind, Chain, NodeKind, Role};
 use crate::dialect::Dialect;
+use crate::repair::Fixer;
 use crate::violation::{Rule, Severity, Violation};
 
 use super::{Ctx, ProviderText, Repair, RuleSpec};
 
 pub(crate) const ROLE_ORDER: RuleSpec = RuleSpec {
-    // @spec role-order
     id: "role-order",
     summary: "roles in an order or of a kind the API rejects (system message in Anthropic messages, non user/model role in Gemini, a profile's ordering rules)",
     dialects: &[Dialect::OpenAiChat, Dialect::Anthropic, Dialect::Gemini],
@@ -91,12 +94,10 @@ pub(crate) const ROLE_ORDER: RuleSpec = RuleSpec {
     }
   ]
 }"#,
-    // @end
     fix: None,
 };
 
 pub(crate) const FUNCTION_CALL_POSITION: RuleSpec = RuleSpec {
-    // @spec function-call-position
     id: "function-call-position",
     summary: "a Gemini model turn with function calls does not come right after a user turn or a function-response turn",
     dialects: &[Dialect::Gemini],
@@ -109,7 +110,7 @@ pub(crate) const FUNCTION_CALL_POSITION: RuleSpec = RuleSpec {
             source: "provider-errors.jsonl gemini-03",
         },
     ],
-    repair: Repair::Never("No fix: merging the model turns or inserting a user turn would change the conversation, so the finding is reported and the body left alone."),
+    repair: Repair::Sometimes("A call turn right after a model turn that made no calls is merged into it (one response split in two turns); a call turn that opens `contents` is dropped with the responses that answer it (the leading group, reported). A call turn after anything else is reported and left alone."),
     doc: "Gemini requires a function-call turn to follow a user turn or a function-response turn.\nThe check flags a model turn with a client function call that is the first turn of contents or follows another model turn (a client that split one response into a text turn and a call turn, or a history that starts with a model call after the system prompt moved to systemInstruction).\nMust not flag: a call turn after a function-response turn, a call turn that itself starts with text and a thought part.\nNo fix is attempted.",
     example: r#"{
   "contents": [
@@ -157,8 +158,7 @@ pub(crate) const FUNCTION_CALL_POSITION: RuleSpec = RuleSpec {
     }
   ]
 }"#,
-    // @end
-    fix: None,
+    fix: Some(place_the_call_turn),
 };
 
 /// Roles appear in an order the API accepts.
@@ -327,4 +327,84 @@ pub(crate) fn function_calls_follow_user_or_response(ctx: &Ctx, out: &mut Vec<Vi
         }
         prev = Some(t);
     }
+}
+
+/// `function-call-position`: a call turn right after a model turn that made no calls is
+/// merged into it (one response split in two turns); a call turn that opens `contents`
+/// goes, with the responses that answer it (the leading group, reported). A call turn
+/// after anything else is left alone.
+fn place_the_call_turn(fx: &mut Fixer, v: &Violation) {
+    let Some(t) = v.loc.turn else { return };
+    let chain = fx.chain();
+    let key = fx.dialect().history_key();
+    let prev = (0..t).rev().find(|&p| chain.turns[p].ptr.root == key);
+    match prev {
+        Some(p) if chain.turns[p].role == Role::Assistant && !makes_calls(chain, p) => {
+            merge_into_the_turn_before(fx, v, p, t)
+        }
+        None => drop_the_leading_group(fx, v, t),
+        Some(_) => {}
+    }
+}
+
+fn makes_calls(chain: &Chain, t: usize) -> bool {
+    chain
+        .turn_nodes(t)
+        .iter()
+        .any(|n| matches!(n.kind, NodeKind::Call { .. }))
+}
+
+fn merge_into_the_turn_before(fx: &mut Fixer, v: &Violation, p: usize, t: usize) {
+    let (Some(pi), Some(ti), Some(items)) = (fx.item_of_turn(p), fx.item_of_turn(t), fx.items)
+    else {
+        return;
+    };
+    let parts = |i: usize| {
+        items
+            .get(i)
+            .and_then(|m| m.get("parts"))
+            .and_then(Value::as_array)
+    };
+    let (Some(before), Some(calls)) = (parts(pi), parts(ti)) else {
+        return;
+    };
+    if fx.plan.replace_items.contains_key(&pi)
+        || fx.plan.drop_items.contains(&pi)
+        || !fx.plan.drop_items.insert(ti)
+    {
+        return;
+    }
+    let mut merged = items[pi].clone();
+    if let Some(o) = merged.as_object_mut() {
+        let all = before.iter().chain(calls).cloned().collect();
+        o.insert("parts".into(), Value::Array(all));
+    }
+    fx.plan.replace_items.insert(pi, merged);
+    let detail = format!(
+        "moved the function-call parts into the model turn before them ({}): one response had been split into two model turns",
+        fx.chain().turns[p].ptr
+    );
+    fx.note(v.rule, v.path.clone(), "move", detail);
+}
+
+fn drop_the_leading_group(fx: &mut Fixer, v: &Violation, t: usize) {
+    let Some(ti) = fx.item_of_turn(t) else { return };
+    if !fx.plan.drop_items.insert(ti) {
+        return;
+    }
+    let turn = &fx.chain().turns[t];
+    let mut answered = 0;
+    for c in turn.first..turn.end {
+        fx.claim(c);
+        if let Some(&r) = fx.result_of.get(&c) {
+            if fx.claim(r) {
+                fx.drop_node(r);
+                answered += 1;
+            }
+        }
+    }
+    let detail = format!(
+        "dropped the function-call turn that opens contents and the {answered} response(s) that answer it: a history cannot start with a call, and nothing before it says what asked for it"
+    );
+    fx.note(v.rule, v.path.clone(), "drop", detail);
 }

@@ -11,7 +11,6 @@ use crate::violation::{Rule, Severity, Violation};
 use super::{Ctx, ProviderText, Repair, RuleSpec};
 
 pub(crate) const THINKING_NOT_FIRST: RuleSpec = RuleSpec {
-    // @spec thinking-not-first
     id: "thinking-not-first",
     summary: "an Anthropic assistant message holds thinking but does not start with it, or (thinking on) the message that opened the current tool loop does not start with a thinking block",
     dialects: &[Dialect::Anthropic],
@@ -87,12 +86,10 @@ pub(crate) const THINKING_NOT_FIRST: RuleSpec = RuleSpec {
     }
   ]
 }"#,
-    // @end
     fix: Some(put_thinking_first),
 };
 
 pub(crate) const THINKING_MODIFIED: RuleSpec = RuleSpec {
-    // @spec thinking-modified
     id: "thinking-modified",
     summary: "an Anthropic thinking block cannot be sent as it is: unsigned, a redacted_thinking block without its data, or thinking in the final assistant message with thinking off",
     dialects: &[Dialect::Anthropic],
@@ -158,12 +155,10 @@ pub(crate) const THINKING_MODIFIED: RuleSpec = RuleSpec {
     }
   ]
 }"#,
-    // @end
     fix: Some(drop_the_unsendable_thinking),
 };
 
 pub(crate) const MISSING_THOUGHT_SIGNATURE: RuleSpec = RuleSpec {
-    // @spec missing-thought-signature
     id: "missing-thought-signature",
     summary: "in Gemini 3's current turn, the first function call of a model step is sent back without its thought signature",
     dialects: &[Dialect::Gemini],
@@ -229,7 +224,6 @@ pub(crate) const MISSING_THOUGHT_SIGNATURE: RuleSpec = RuleSpec {
     }
   ]
 }"#,
-    // @end
     fix: Some(give_the_call_its_signature),
 };
 
