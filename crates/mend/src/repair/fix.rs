@@ -132,6 +132,15 @@ impl<'p, 'a> Fixer<'p, 'a> {
         true
     }
 
+    /// Set (`Some`) or remove (`None`) a top-level field of the body, once a pass.
+    pub(crate) fn set_body_field(&mut self, name: &'static str, value: Option<Value>) -> bool {
+        if self.plan.body_fields.iter().any(|(n, _)| *n == name) {
+            return false;
+        }
+        self.plan.body_fields.push((name, value));
+        true
+    }
+
     /// Set the call id of a call (`is_call`) or result node; false where the dialect has
     /// no such field to set (Gemini pairs by name).
     pub(crate) fn set_call_id(&mut self, ptr: Ptr, is_call: bool, id: &str) -> bool {
@@ -251,6 +260,9 @@ pub(crate) struct Plan {
     pub(crate) insert_subs: BTreeMap<Sub, Vec<Value>>,
     /// (item, optional sub, field, value): set a field; `None` removes it.
     pub(crate) fields: Vec<FieldEdit>,
+    /// Top-level fields of the body to set (`Some`) or remove (`None`): a request setting
+    /// a fix must change (Anthropic `thinking`, turned off as the provider advises).
+    pub(crate) body_fields: Vec<(&'static str, Option<Value>)>,
     pub(crate) edits: Vec<Edit>,
 }
 
@@ -349,7 +361,7 @@ impl Plan {
         }
         // Everything but the history is copied as it is, in its place.
         let mut rebuilt = Some(Value::Array(rebuilt));
-        let out: serde_json::Map<String, Value> = obj
+        let mut out: serde_json::Map<String, Value> = obj
             .iter()
             .map(|(k, v)| {
                 let v = if k == key {
@@ -360,6 +372,16 @@ impl Plan {
                 (k.clone(), v)
             })
             .collect();
+        for (name, value) in &self.body_fields {
+            match value {
+                Some(v) => {
+                    out.insert((*name).to_string(), v.clone());
+                }
+                None => {
+                    out.shift_remove(*name);
+                }
+            }
+        }
         Value::Object(out)
     }
 

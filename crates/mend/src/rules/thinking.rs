@@ -38,7 +38,7 @@ pub(crate) const THINKING_NOT_FIRST: RuleSpec = RuleSpec {
             source: "provider-errors.jsonl bedrock_converse-02",
         },
     ],
-    repair: Repair::Sometimes("Reorders the message so its thinking and redacted_thinking blocks come first. A loop opener with no thinking block at all is reported and left alone: a signed thinking block cannot be invented."),
+    repair: Repair::Always("Reorders the message so its thinking and redacted_thinking blocks come first. A loop opener with no thinking block at all cannot get one back (a signed thinking block cannot be invented): thinking is turned off for the request (`thinking: {\"type\": \"disabled\"}`), as Anthropic's own error text advises, and the edit says so."),
     doc: "Anthropic requires thinking blocks to come first in any assistant message that holds them, and with `thinking` enabled, the assistant message that opened the current tool loop (the history ends with a user message of tool results) must start with a thinking or redacted_thinking block.\nThe check flags both; a message already flagged for the first reason is not flagged again for the second.\nMust not flag: a redacted_thinking block opening the loop, a later step of the loop without thinking, an old loop without thinking once a new user turn started, no thinking blocks with thinking disabled.\nFix: move the thinking blocks to the front; when the opener has no thinking the client must disable thinking or restore the original blocks.",
     example: r#"{
   "model": "claude-sonnet-4-20250514",
@@ -122,7 +122,7 @@ pub(crate) const THINKING_MODIFIED: RuleSpec = RuleSpec {
             source: "provider-errors.jsonl anthropic-05",
         },
     ],
-    repair: Repair::Sometimes("Drops the thinking block, which cannot be sent as it is. The request stays invalid when the dropped block opened the current tool loop with thinking on (thinking-not-first then reports it, unrepairable)."),
+    repair: Repair::Always("Drops the thinking block, which cannot be sent as it is. When the dropped block opened the current tool loop with thinking on, thinking-not-first then turns thinking off for the request."),
     doc: "Anthropic requires thinking blocks to come back exactly as returned: signed, redacted_thinking with its opaque data, and no thinking in a final assistant message when thinking is disabled.\nThe check flags a thinking block without a signature (or an empty one), a redacted_thinking block without `data`, and with thinking disabled a thinking block in the final assistant message.\nIt cannot see a changed text or a forged signature (anthropic-02, anthropic-05 report those); mend does not verify signatures.\nMust not flag: earlier thinking blocks with thinking disabled, a signed block whose thinking text was omitted, signed thinking and redacted blocks in a loop.\nThe Responses \"encrypted content could not be verified\" rows (openai_responses-02, -08) are filed under this rule but the code has no Responses check for them.\nFix: drop the block.",
     example: r#"{
   "model": "claude-sonnet-4-20250514",
@@ -434,8 +434,8 @@ pub(crate) fn current_turn_calls_are_signed(ctx: &Ctx, out: &mut Vec<Violation>)
 // The fixes.
 
 /// `thinking-not-first`: the message's thinking blocks move back to its start, in their
-/// order, unmodified. A loop opener with no thinking at all is left alone: a signed block
-/// cannot be invented.
+/// order, unmodified. A loop opener with no thinking at all cannot get one back (a signed
+/// block cannot be invented): thinking is turned off for the request instead.
 fn put_thinking_first(fx: &mut Fixer, v: &Violation) {
     let Some(t) = v.loc.turn else { return };
     let chain = fx.chain();
@@ -444,6 +444,7 @@ fn put_thinking_first(fx: &mut Fixer, v: &Violation) {
         .iter()
         .any(|m| matches!(m.kind, NodeKind::Reasoning { .. }))
     {
+        turn_thinking_off(fx, v);
         return;
     }
     let Some(i) = fx.item_of_turn(t) else { return };
@@ -466,6 +467,19 @@ fn put_thinking_first(fx: &mut Fixer, v: &Violation) {
     fx.plan.replace_items.insert(i, item);
     let detail = "moved the thinking blocks back to the start of the message";
     fx.note(v.rule, v.path.clone(), "reorder", detail.into());
+}
+
+/// The loop opener lost its thinking block, and a signed block cannot be invented: the
+/// provider's own advice ("To avoid this requirement, disable `thinking`.", anthropic-03)
+/// is to send this request with thinking off. Reported; the history is left as it is.
+fn turn_thinking_off(fx: &mut Fixer, v: &Violation) {
+    if !fx.chain().facts.thinking_enabled {
+        return;
+    }
+    if fx.set_body_field("thinking", Some(json!({"type": "disabled"}))) {
+        let detail = "turned thinking off for this request (`thinking: {\"type\": \"disabled\"}`), as Anthropic advises: the thinking block that opened the current tool loop is gone and cannot be recreated";
+        fx.note(v.rule, v.path.clone(), "set", detail.into());
+    }
 }
 
 /// `thinking-modified`: the block goes; it cannot be sent as it is, and its signature
