@@ -5,7 +5,8 @@
 //! plan edits on a `Fixer` (`repair/fix.rs`), which holds the edit primitives (drop a node,
 //! place a result where the dialect wants it, set a field). The dialect modules build the
 //! few wire values an edit needs (a synthesized result, a result turned into text).
-//! Applying a plan rebuilds only the history array; everything else in the body, unknown
+//! Applying a plan rebuilds only the history array (and sets the rare top-level setting a
+//! fix must change, such as Anthropic's `thinking`); everything else in the body, unknown
 //! fields and key order included, is left as it was.
 //!
 //! Invariants: a valid body is returned unchanged; only nodes named by a violation are
