@@ -79,16 +79,19 @@ fn repair_policies_change_what_is_done() {
 
 #[test]
 fn repair_exits_1_when_something_cannot_be_repaired() {
-    // Thinking is on and the loop opener lost its thinking block: no signed block can be invented.
-    let body = br#"{"model":"claude-sonnet-4-5","max_tokens":1024,"thinking":{"type":"enabled","budget_tokens":2048},"messages":[
-        {"role":"user","content":"weather?"},
-        {"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"w","input":{}}]},
-        {"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"sunny"}]}]}"#;
+    // Two different calls of one turn share an id: which result answers which cannot be
+    // told, so repair leaves them and says so.
+    let body = br#"{"model":"gpt-4o","messages":[
+        {"role":"user","content":"weather and time?"},
+        {"role":"assistant","content":null,"tool_calls":[
+            {"id":"call_1","type":"function","function":{"name":"weather","arguments":"{}"}},
+            {"id":"call_1","type":"function","function":{"name":"time","arguments":"{}"}}]},
+        {"role":"tool","tool_call_id":"call_1","content":"sunny"}]}"#;
     let dir = folder_with(&[("b.json", body)]);
     let r = run(&["repair", &arg(&dir, "b.json")]);
     assert_eq!(r.code, 1, "{r:?}");
     assert!(
-        r.stderr.contains("unrepairable[thinking-not-first]"),
+        r.stderr.contains("unrepairable[duplicate-call-id]"),
         "{}",
         r.stderr
     );
