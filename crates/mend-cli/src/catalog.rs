@@ -46,8 +46,9 @@ fn repair_of(r: Rule) -> (&'static str, &'static str) {
     }
 }
 
-/// Print the rule catalog: for each rule its id, dialects, profiles, severity, whether it
-/// repairs, what it finds and the provider's first known text.
+/// Print the rule catalog: for each rule its id, what it finds, its dialects, profiles and
+/// severity, whether it repairs; then, indented, the provider's first known text and how
+/// it repairs (or why not).
 pub fn rules(as_json: bool, printer: &mut Printer) -> io::Result<Status> {
     if as_json {
         let rows: Vec<_> = Rule::ALL.iter().map(|&r| spec_json(r)).collect();
@@ -77,6 +78,7 @@ pub fn rules(as_json: bool, printer: &mut Printer) -> io::Result<Status> {
                 "", t.provider, t.text
             ));
         }
+        s.push_str(&format!("{:<width$}    repair: {}\n", "", repair_of(r).1));
     }
     s.push_str("\n`mend explain RULE` prints one rule in full, with an example and its repair.\n");
     printer.out(&s)?;
