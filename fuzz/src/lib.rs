@@ -170,19 +170,7 @@ fn results_keep_their_calls(before: &Value, after: &Value, opts: &CheckOptions) 
 fn content_pairs(body: &Value, opts: &CheckOptions) -> Option<Vec<(Value, Option<Value>)>> {
     let analysis = mend::analyze(body, opts).ok()?;
     let chain = &analysis.chain;
-    let at = |ptr: mend::chain::Ptr| -> Option<Value> {
-        let mut v = body.get(ptr.root)?;
-        if let Some(i) = ptr.item {
-            v = v.get(i as usize)?;
-        }
-        if let Some(k) = ptr.key {
-            v = v.get(k)?;
-        }
-        if let Some(j) = ptr.sub {
-            v = v.get(j as usize)?;
-        }
-        Some(without_ids(v))
-    };
+    let at = |ptr: mend::chain::Ptr| ptr.resolve(body).map(without_ids);
     let mut out = Vec::new();
     for (n, node) in chain.nodes.iter().enumerate() {
         if !matches!(

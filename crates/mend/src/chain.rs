@@ -77,6 +77,21 @@ impl Ptr {
         }
     }
 
+    /// The value it points at in `body`, if the body still has it.
+    pub fn resolve<'v>(&self, body: &'v serde_json::Value) -> Option<&'v serde_json::Value> {
+        let mut v = body.get(self.root)?;
+        if let Some(i) = self.item {
+            v = v.get(i as usize)?;
+        }
+        if let Some(k) = self.key {
+            v = v.get(k)?;
+        }
+        if let Some(j) = self.sub {
+            v = v.get(j as usize)?;
+        }
+        Some(v)
+    }
+
     /// The same pointer, one key deeper (for `malformed` reports about a field).
     pub fn render_with(&self, extra: &str) -> String {
         let mut s = self.render();

@@ -569,17 +569,7 @@ fn replace_node(p: &mut Plan, ptr: Ptr, value: Value) {
 }
 
 fn value_at(body: &Value, ptr: Ptr) -> Option<&Value> {
-    let mut v = body.get(ptr.root)?;
-    if let Some(i) = ptr.item {
-        v = v.get(i as usize)?;
-    }
-    if let Some(k) = ptr.key {
-        v = v.get(k)?;
-    }
-    if let Some(j) = ptr.sub {
-        v = v.get(j as usize)?;
-    }
-    Some(v)
+    ptr.resolve(body)
 }
 
 fn describe_call(a: &Analysis, n: usize) -> String {
