@@ -482,6 +482,11 @@ fn restorable_result_ids<'a>(
                 _ => None,
             })
             .collect();
+        // An id two calls carry names neither of them: it proves nothing.
+        if unanswered.iter().any(|&(_, id)| shared_call_id(chain, id)) {
+            t = end;
+            continue;
+        }
         let window = result_window(a, end);
         let idless: Vec<usize> = window
             .flat_map(|u| chain.turns[u].first..chain.turns[u].end)
@@ -497,6 +502,16 @@ fn restorable_result_ids<'a>(
         t = end;
     }
     out
+}
+
+/// Whether more than one call carries `id`.
+fn shared_call_id(chain: &crate::chain::Chain, id: &str) -> bool {
+    chain
+        .nodes
+        .iter()
+        .filter(|m| matches!(m.kind, NodeKind::Call { call_id: Some(c), .. } if c == id))
+        .nth(1)
+        .is_some()
 }
 
 /// The turns, from `start` on, where the results of the calls just before must sit: the
