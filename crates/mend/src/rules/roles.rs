@@ -3,9 +3,9 @@
 //! or a function-response turn.
 //!
 //! `role-order` has no fix: reordering or merging turns changes what the conversation
-//! says, and which turn to move cannot be told from the history alone. A misplaced Gemini
-//! call turn has two sound fixes (see `place_the_call_turn`); anything else is reported
-//! and left alone.
+//! says, and which turn to move cannot be told from the history alone. A Gemini call turn
+//! split from the model turn before it is merged back (`place_the_call_turn`); anything
+//! else is reported and left alone.
 
 use serde_json::Value;
 
@@ -110,7 +110,7 @@ pub(crate) const FUNCTION_CALL_POSITION: RuleSpec = RuleSpec {
             source: "provider-errors.jsonl gemini-03",
         },
     ],
-    repair: Repair::Sometimes("A call turn right after a model turn that made no calls is merged into it (one response split in two turns); a call turn that opens `contents` is dropped with the responses that answer it (the leading group, reported). A call turn after anything else is reported and left alone."),
+    repair: Repair::Sometimes("A call turn right after a model turn that made no calls is merged into it (one response split in two turns). A call turn that opens `contents`, or follows anything else, is reported and left alone: dropping the leading group would cascade through a whole tool loop once an earlier fix removed the turn before it."),
     doc: "Gemini requires a function-call turn to follow a user turn or a function-response turn.\nThe check flags a model turn with a client function call that is the first turn of contents or follows another model turn (a client that split one response into a text turn and a call turn, or a history that starts with a model call after the system prompt moved to systemInstruction).\nMust not flag: a call turn after a function-response turn, a call turn that itself starts with text and a thought part.\nNo fix is attempted.",
     example: r#"{
   "contents": [
@@ -330,9 +330,8 @@ pub(crate) fn function_calls_follow_user_or_response(ctx: &Ctx, out: &mut Vec<Vi
 }
 
 /// `function-call-position`: a call turn right after a model turn that made no calls is
-/// merged into it (one response split in two turns); a call turn that opens `contents`
-/// goes, with the responses that answer it (the leading group, reported). A call turn
-/// after anything else is left alone.
+/// merged into it (one response split in two turns). A call turn after anything else
+/// (or at the start of `contents`) is reported and left alone.
 fn place_the_call_turn(fx: &mut Fixer, v: &Violation) {
     let Some(t) = v.loc.turn else { return };
     let chain = fx.chain();
@@ -342,8 +341,11 @@ fn place_the_call_turn(fx: &mut Fixer, v: &Violation) {
         Some(p) if chain.turns[p].role == Role::Assistant && !makes_calls(chain, p) => {
             merge_into_the_turn_before(fx, v, p, t)
         }
-        None => drop_the_leading_group(fx, v, t),
-        Some(_) => {}
+        // A call turn that opens `contents`: nothing says what asked for it. Dropping it
+        // with its responses looked sound, but across passes it cascades (the next call
+        // turn then opens `contents`, and so on through a whole tool loop), so it is
+        // reported and left alone.
+        _ => {}
     }
 }
 
@@ -385,26 +387,4 @@ fn merge_into_the_turn_before(fx: &mut Fixer, v: &Violation, p: usize, t: usize)
         fx.chain().turns[p].ptr
     );
     fx.note(v.rule, v.path.clone(), "move", detail);
-}
-
-fn drop_the_leading_group(fx: &mut Fixer, v: &Violation, t: usize) {
-    let Some(ti) = fx.item_of_turn(t) else { return };
-    if !fx.plan.drop_items.insert(ti) {
-        return;
-    }
-    let turn = &fx.chain().turns[t];
-    let mut answered = 0;
-    for c in turn.first..turn.end {
-        fx.claim(c);
-        if let Some(&r) = fx.result_of.get(&c) {
-            if fx.claim(r) {
-                fx.drop_node(r);
-                answered += 1;
-            }
-        }
-    }
-    let detail = format!(
-        "dropped the function-call turn that opens contents and the {answered} response(s) that answer it: a history cannot start with a call, and nothing before it says what asked for it"
-    );
-    fx.note(v.rule, v.path.clone(), "drop", detail);
 }
