@@ -2,16 +2,12 @@
 //! roles a provider does not know), and a Gemini function-call turn follows a user turn
 //! or a function-response turn.
 //!
-//! `role-order` has no fix: reordering or merging turns changes what the conversation
-//! says, and which turn to move cannot be told from the history alone. A Gemini call turn
-//! split from the model turn before it is merged back (`place_the_call_turn`); anything
-//! else is reported and left alone.
+//! No fix: reordering or merging turns changes what the conversation says, and which
+//! turn to move cannot be told from the history alone (a merge tried here joined turns
+//! an earlier repair pass had made adjacent). Findings are reported, the body left alone.
 
-use serde_json::Value;
-
-use crate::chain::{CallKind, Chain, NodeKind, Role};
+use crate::chain::{CallKind, NodeKind, Role};
 use crate::dialect::Dialect;
-use crate::repair::Fixer;
 use crate::violation::{Rule, Severity, Violation};
 
 use super::{Ctx, ProviderText, Repair, RuleSpec};
@@ -110,7 +106,7 @@ pub(crate) const FUNCTION_CALL_POSITION: RuleSpec = RuleSpec {
             source: "provider-errors.jsonl gemini-03",
         },
     ],
-    repair: Repair::Sometimes("A call turn right after a model turn that made no calls is merged into it (one response split in two turns). A call turn that opens `contents`, or follows anything else, is reported and left alone: dropping the leading group would cascade through a whole tool loop once an earlier fix removed the turn before it."),
+    repair: Repair::Never("No fix. Merging a call turn into the model turn before it, or dropping a call group that opens `contents`, looked sound on one body, but across repair passes both act on turns an earlier fix made adjacent (an empty user turn dropped between two answers), joining or dropping what the conversation kept apart. The finding is reported and the body left alone."),
     doc: "Gemini requires a function-call turn to follow a user turn or a function-response turn.\nThe check flags a model turn with a client function call that is the first turn of contents or follows another model turn (a client that split one response into a text turn and a call turn, or a history that starts with a model call after the system prompt moved to systemInstruction).\nMust not flag: a call turn after a function-response turn, a call turn that itself starts with text and a thought part.\nNo fix is attempted.",
     example: r#"{
   "contents": [
@@ -158,7 +154,7 @@ pub(crate) const FUNCTION_CALL_POSITION: RuleSpec = RuleSpec {
     }
   ]
 }"#,
-    fix: Some(place_the_call_turn),
+    fix: None,
 };
 
 /// Roles appear in an order the API accepts.
@@ -327,64 +323,4 @@ pub(crate) fn function_calls_follow_user_or_response(ctx: &Ctx, out: &mut Vec<Vi
         }
         prev = Some(t);
     }
-}
-
-/// `function-call-position`: a call turn right after a model turn that made no calls is
-/// merged into it (one response split in two turns). A call turn after anything else
-/// (or at the start of `contents`) is reported and left alone.
-fn place_the_call_turn(fx: &mut Fixer, v: &Violation) {
-    let Some(t) = v.loc.turn else { return };
-    let chain = fx.chain();
-    let key = fx.dialect().history_key();
-    let prev = (0..t).rev().find(|&p| chain.turns[p].ptr.root == key);
-    match prev {
-        Some(p) if chain.turns[p].role == Role::Assistant && !makes_calls(chain, p) => {
-            merge_into_the_turn_before(fx, v, p, t)
-        }
-        // A call turn that opens `contents`: nothing says what asked for it. Dropping it
-        // with its responses looked sound, but across passes it cascades (the next call
-        // turn then opens `contents`, and so on through a whole tool loop), so it is
-        // reported and left alone.
-        _ => {}
-    }
-}
-
-fn makes_calls(chain: &Chain, t: usize) -> bool {
-    chain
-        .turn_nodes(t)
-        .iter()
-        .any(|n| matches!(n.kind, NodeKind::Call { .. }))
-}
-
-fn merge_into_the_turn_before(fx: &mut Fixer, v: &Violation, p: usize, t: usize) {
-    let (Some(pi), Some(ti), Some(items)) = (fx.item_of_turn(p), fx.item_of_turn(t), fx.items)
-    else {
-        return;
-    };
-    let parts = |i: usize| {
-        items
-            .get(i)
-            .and_then(|m| m.get("parts"))
-            .and_then(Value::as_array)
-    };
-    let (Some(before), Some(calls)) = (parts(pi), parts(ti)) else {
-        return;
-    };
-    if fx.plan.replace_items.contains_key(&pi)
-        || fx.plan.drop_items.contains(&pi)
-        || !fx.plan.drop_items.insert(ti)
-    {
-        return;
-    }
-    let mut merged = items[pi].clone();
-    if let Some(o) = merged.as_object_mut() {
-        let all = before.iter().chain(calls).cloned().collect();
-        o.insert("parts".into(), Value::Array(all));
-    }
-    fx.plan.replace_items.insert(pi, merged);
-    let detail = format!(
-        "moved the function-call parts into the model turn before them ({}): one response had been split into two model turns",
-        fx.chain().turns[p].ptr
-    );
-    fx.note(v.rule, v.path.clone(), "move", detail);
 }
