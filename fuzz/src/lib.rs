@@ -194,6 +194,10 @@ fn content_pairs(body: &Value, opts: &CheckOptions) -> Option<Vec<(Value, Option
 
 /// A call or result with its id fields removed, two levels deep (Gemini nests them).
 fn without_ids(v: &Value) -> Value {
+    strip_ids(v, 2)
+}
+
+fn strip_ids(v: &Value, depth: u8) -> Value {
     const IDS: [&str; 5] = [
         "id",
         "call_id",
@@ -202,22 +206,10 @@ fn without_ids(v: &Value) -> Value {
         "thoughtSignature",
     ];
     match v {
-        Value::Object(o) => Value::Object(
+        Value::Object(o) if depth > 0 => Value::Object(
             o.iter()
                 .filter(|(k, _)| !IDS.contains(&k.as_str()))
-                .map(|(k, v)| {
-                    let v = match v {
-                        Value::Object(inner) => Value::Object(
-                            inner
-                                .iter()
-                                .filter(|(k, _)| !IDS.contains(&k.as_str()))
-                                .map(|(k, v)| (k.clone(), v.clone()))
-                                .collect(),
-                        ),
-                        other => other.clone(),
-                    };
-                    (k.clone(), v)
-                })
+                .map(|(k, v)| (k.clone(), strip_ids(v, depth - 1)))
                 .collect(),
         ),
         other => other.clone(),

@@ -31,7 +31,7 @@ fn spec_json(r: Rule) -> serde_json::Value {
 
 fn dialects_of(r: Rule) -> String {
     let ds = r.spec().dialects;
-    if ds.len() == 4 {
+    if ds.len() == mend::Dialect::ALL.len() {
         "all".into()
     } else {
         ds.iter().map(|d| d.name()).collect::<Vec<_>>().join(", ")

@@ -38,11 +38,6 @@ impl<S: AsRef<str>> Role<S> {
             Role::Other(s) => s.as_ref(),
         }
     }
-
-    /// Instructions rather than conversation (`system` or `developer`).
-    pub fn is_instructions(&self) -> bool {
-        matches!(self, Role::System | Role::Developer)
-    }
 }
 
 impl Role {

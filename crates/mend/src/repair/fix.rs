@@ -80,12 +80,12 @@ impl<'p, 'a> Fixer<'p, 'a> {
 
     /// The wire value of node `n`.
     pub(crate) fn value_of(&self, n: usize) -> Option<&'p Value> {
-        value_at(self.body, self.chain().nodes[n].ptr)
+        self.chain().nodes[n].ptr.resolve(self.body)
     }
 
     /// The wire value at `ptr`.
     pub(crate) fn value_at(&self, ptr: Ptr) -> Option<&'p Value> {
-        value_at(self.body, ptr)
+        ptr.resolve(self.body)
     }
 
     /// Report an edit.
@@ -165,7 +165,8 @@ impl<'p, 'a> Fixer<'p, 'a> {
     }
 
     /// Add an interrupted result for the call at node `n`, or drop the call, as the
-    /// policy says; `rule` and `path` name the finding in the report.
+    /// policy says; `rule` and `path` name the finding in the report, `noun` what the
+    /// dialect calls a result.
     pub(crate) fn answer_or_drop(&mut self, rule: Rule, path: String, n: usize, noun: &str) {
         match self.opts.missing_result {
             MissingResult::Synthesize => {
@@ -568,10 +569,6 @@ fn replace_node(p: &mut Plan, ptr: Ptr, value: Value) {
     }
 }
 
-fn value_at(body: &Value, ptr: Ptr) -> Option<&Value> {
-    ptr.resolve(body)
-}
-
 fn describe_call(a: &Analysis, n: usize) -> String {
     match a.chain.nodes[n].kind {
         NodeKind::Call { call_id, name, .. } => match (call_id, name) {
@@ -612,7 +609,9 @@ fn synthesized(a: &Analysis, body: &Value, n: usize, text: &str) -> Option<Value
         }
         Dialect::Anthropic => dialect::anthropic::synthesized_result(call_id?, text),
         Dialect::Gemini => {
-            let snake = value_at(body, a.chain.nodes[n].ptr)
+            let snake = a.chain.nodes[n]
+                .ptr
+                .resolve(body)
                 .is_some_and(|part| part.get("function_call").is_some());
             dialect::gemini::synthesized_result(call_id, name?, text, snake)
         }

@@ -267,26 +267,28 @@ pub(crate) fn prefill_has_no_trailing_whitespace(ctx: &Ctx, out: &mut Vec<Violat
         return;
     };
     let path = ptr.render();
-    let node = ctx.chain.nodes.iter().rposition(|n| n.ptr == ptr);
-    let turn = ctx
-        .chain
-        .turns
-        .iter()
-        .rposition(|t| ptr.item.is_some() && t.ptr.root == ptr.root && t.ptr.item == ptr.item);
-    let mut v = Violation::error(
+    let chain = ctx.chain;
+    let node = chain.nodes.iter().rposition(|n| n.ptr == ptr);
+    // The text's own node when it has one (a block), else the message (string content).
+    let turn = node.map(|n| chain.nodes[n].turn).or_else(|| {
+        let item = ptr.item?;
+        chain
+            .turns
+            .iter()
+            .rposition(|t| t.ptr.root == ptr.root && t.ptr.item == Some(item))
+    });
+    let v = Violation::error(
         Rule::Malformed,
         path.clone(),
         format!("the final assistant message (a prefill) ends with white space at {path}; Anthropic rejects that"),
     )
     .provider(Some("messages: final assistant content cannot end with trailing whitespace".into()))
     .with_defect(Defect::TrailingWhitespace);
-    if let Some(t) = turn {
-        v = v.at_turn(t);
-    }
-    if let (Some(n), Some(t)) = (node, turn) {
-        v = v.at_node(n, t);
-    }
-    out.push(v);
+    out.push(match (node, turn) {
+        (Some(n), Some(t)) => v.at_node(n, t),
+        (None, Some(t)) => v.at_turn(t),
+        _ => v,
+    });
 }
 
 // ---------------------------------------------------------------------------------------
@@ -349,8 +351,14 @@ fn reshape_the_known_defects(fx: &mut Fixer, v: &Violation) {
     match v.defect {
         Some(Defect::TrailingWhitespace) => trim_the_prefill(fx, v),
         Some(Defect::EmptyToolCalls) => {
-            let Some(t) = v.loc.turn else { return };
-            let ptr = fx.chain().turns[t].ptr;
+            let Some(ptr) = v
+                .loc
+                .turn
+                .and_then(|t| fx.chain().turns.get(t))
+                .map(|t| t.ptr)
+            else {
+                return;
+            };
             if ptr.item.is_some() && fx.set_field(ptr, "tool_calls", None) {
                 let detail = "removed the empty tool_calls array";
                 fx.note(v.rule, v.path.clone(), "drop", detail.into());

@@ -1246,18 +1246,12 @@ fn balance_the_responses(fx: &mut Fixer, v: &Violation) {
 }
 
 fn respond_to_unanswered(fx: &mut Fixer, v: &Violation, k: usize) {
-    let path = fx.chain().nodes[k].ptr.render();
-    if fx.opts.missing_result == MissingResult::DropCall {
-        if fx.claim(k) {
-            fx.drop_node(k);
-            let detail = format!("dropped {}, which was never answered", fx.describe_call(k));
-            fx.note(v.rule, path, "drop", detail);
-        }
-    } else if let Some(value) = fx.synthesized(k) {
-        fx.place_result_of(k, value);
-        let detail = format!("added an error response for {}", fx.describe_call(k));
-        fx.note(v.rule, path, "insert", detail);
+    // A call is dropped once a pass; an interrupted response may be added for it anyway.
+    if fx.opts.missing_result == MissingResult::DropCall && !fx.claim(k) {
+        return;
     }
+    let path = fx.chain().nodes[k].ptr.render();
+    fx.answer_or_drop(v.rule, path, k, "response");
 }
 
 /// The providers' own texts, filled with the real ids and indexes. Each comes from
