@@ -96,10 +96,28 @@ pub fn explain(id: &str, as_json: bool, printer: &mut Printer) -> io::Result<Sta
         return Ok(Status::BadInput);
     };
     let spec = rule.spec();
-    let example = mend::parse_body(spec.example.as_bytes()).ok();
-    let check = example
-        .as_ref()
-        .and_then(|b| mend::check_value(b, &mend::CheckOptions::default()).ok());
+    // The examples are the library's own (the catalog test checks each); should one ever
+    // fail to read, say so on stderr rather than print an explanation without its run.
+    let example = match mend::parse_body(spec.example.as_bytes()) {
+        Ok(body) => Some(body),
+        Err(e) => {
+            printer.err_line(&format!(
+                "mend explain: the example of {} is not JSON: {e}",
+                spec.id
+            ));
+            None
+        }
+    };
+    let check = example.as_ref().and_then(|b| {
+        mend::check_value(b, &mend::CheckOptions::default())
+            .map_err(|e| {
+                printer.err_line(&format!(
+                    "mend explain: the example of {} cannot be checked: {e}",
+                    spec.id
+                ))
+            })
+            .ok()
+    });
     let repaired = example
         .as_ref()
         .and_then(|b| mend::repair::repair(b, &mend::repair::RepairOptions::default()).ok());
