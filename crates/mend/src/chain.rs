@@ -231,6 +231,13 @@ pub struct Node<'a> {
     pub ptr: Ptr,
 }
 
+impl Node<'_> {
+    /// A call (client or server) whose call id is `id`.
+    pub fn is_call_with_id(&self, id: &str) -> bool {
+        matches!(self.kind, NodeKind::Call { call_id: Some(c), .. } if c == id)
+    }
+}
+
 /// A wire message or item.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Turn<'a> {

@@ -595,9 +595,12 @@ fn synthesized(a: &Analysis, body: &Value, n: usize, text: &str) -> Option<Value
         return None;
     };
     if let Some(id) = call_id {
-        let shared = a.chain.nodes.iter().enumerate().any(|(k, m)| {
-            k != n && matches!(m.kind, NodeKind::Call { call_id: Some(c), .. } if c == id)
-        });
+        let shared = a
+            .chain
+            .nodes
+            .iter()
+            .enumerate()
+            .any(|(k, m)| k != n && m.is_call_with_id(id));
         if shared {
             return None;
         }

@@ -509,7 +509,7 @@ fn shared_call_id(chain: &crate::chain::Chain, id: &str) -> bool {
     chain
         .nodes
         .iter()
-        .filter(|m| matches!(m.kind, NodeKind::Call { call_id: Some(c), .. } if c == id))
+        .filter(|m| m.is_call_with_id(id))
         .nth(1)
         .is_some()
 }

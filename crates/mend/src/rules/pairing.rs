@@ -740,11 +740,7 @@ fn orphan_result(
     wire: &str,
 ) -> Violation {
     let shown = id.or(name).unwrap_or("?");
-    let later = id.is_some_and(|id| {
-        ctx.chain.nodes[n..]
-            .iter()
-            .any(|m| matches!(m.kind, NodeKind::Call { call_id: Some(c), .. } if c == id))
-    });
+    let later = id.is_some_and(|id| ctx.chain.nodes[n..].iter().any(|m| m.is_call_with_id(id)));
     let turn = ctx.chain.nodes[n].turn;
     ctx.at_node(
         Rule::ToolResultWithoutCall,
@@ -1102,7 +1098,7 @@ fn keep_one_copy(fx: &mut Fixer, v: &Violation) {
 /// that share an id cannot be told apart and are left alone.
 fn drop_replayed_call(fx: &mut Fixer, v: &Violation, n: usize, id: &str) {
     let chain = fx.chain();
-    let same_id = |m: &crate::chain::Node| matches!(m.kind, NodeKind::Call { call_id: Some(c), .. } if c == id);
+    let same_id = |m: &crate::chain::Node| m.is_call_with_id(id);
     let Some(first) = chain.nodes[..n].iter().position(same_id) else {
         return;
     };
