@@ -3,7 +3,8 @@
 fixtures (../shared/fixtures beside the clone, or $MEND_SHARED/fixtures).
 
 Each seed is one selector byte (the dialect's index in Dialect::ALL: openai_chat 0,
-openai_responses 1, anthropic 2, gemini 3) followed by the bytes under test, as
+openai_responses 1, anthropic 2, gemini 3, bedrock_converse 4, plus 5 times the target's
+options) followed by the bytes under test, as
 fuzz/src/lib.rs reads them. Nothing here is committed: the corpora are rebuilt on demand.
 """
 import hashlib
@@ -12,7 +13,7 @@ import os
 import sys
 from pathlib import Path
 
-DIALECTS = ["openai_chat", "openai_responses", "anthropic", "gemini"]
+DIALECTS = ["openai_chat", "openai_responses", "anthropic", "gemini", "bedrock_converse"]
 REQUEST_TARGETS = ["check", "repair", "trim", "roundtrip"]
 
 fuzz = Path(__file__).resolve().parent
@@ -59,14 +60,14 @@ for f in sorted((root / "cases").glob("*/*/*.json")):
     case = json.loads(f.read_text())
     body = json.dumps(case["body"], indent=1).encode()
     request(dialect, body)
-    # convert: the source dialect in bits 0-1, a target in bits 2-3 (each case one).
-    to = int(hashlib.sha1(body).hexdigest(), 16) % 4
-    pair("convert", DIALECTS.index(dialect) | to << 2, body)
+    # convert: the source dialect, plus 5 times a target (each case one).
+    to = int(hashlib.sha1(body).hexdigest(), 16) % len(DIALECTS)
+    pair("convert", DIALECTS.index(dialect) + len(DIALECTS) * to, body)
 
 for f in sorted((root / "cases" / "convert").glob("*.json")):
     case = json.loads(f.read_text())
     if case.get("from") in DIALECTS and case.get("to") in DIALECTS:
-        sel = DIALECTS.index(case["from"]) | DIALECTS.index(case["to"]) << 2
+        sel = DIALECTS.index(case["from"]) + len(DIALECTS) * DIALECTS.index(case["to"])
         pair("convert", sel, json.dumps(case["body"], indent=1).encode())
 
 for folder in sorted((root / "cases" / "next").glob("*/")):

@@ -97,6 +97,7 @@ impl Upstream {
             Dialect::OpenAiChat | Dialect::OpenAiResponses => "https://api.openai.com",
             Dialect::Anthropic => "https://api.anthropic.com",
             Dialect::Gemini => "https://generativelanguage.googleapis.com",
+            Dialect::BedrockConverse => "https://bedrock-runtime.us-east-1.amazonaws.com",
         };
         Upstream {
             base_url: base.to_string(),
@@ -117,7 +118,7 @@ pub struct Config {
     /// Where to listen. Default 127.0.0.1:8787.
     pub listen: SocketAddr,
     /// One upstream per dialect, in `Dialect::ALL` order; see [`Config::upstream`].
-    upstreams: [Upstream; 4],
+    upstreams: [Upstream; 5],
     /// Largest request body accepted, in bytes (413 above). Default 32 MiB.
     pub body_limit: usize,
     /// How long to wait for a connection to an upstream (504 after). Default 10 s.
@@ -448,6 +449,7 @@ fn slot(dialect: Dialect) -> usize {
         Dialect::OpenAiResponses => 1,
         Dialect::Anthropic => 2,
         Dialect::Gemini => 3,
+        Dialect::BedrockConverse => 4,
     }
 }
 

@@ -77,6 +77,16 @@ impl Kind {
             Kind::Timeout => "DEADLINE_EXCEEDED",
         }
     }
+
+    /// The AWS error type (`x-amzn-ErrorType`, `__type`) Bedrock answers with.
+    fn bedrock_type(self) -> &'static str {
+        match self {
+            Kind::InvalidRequest | Kind::TooLarge => "ValidationException",
+            Kind::NotFound => "ResourceNotFoundException",
+            Kind::BadGateway => "ServiceUnavailableException",
+            Kind::Timeout => "ModelTimeoutException",
+        }
+    }
 }
 
 /// An error answer for one dialect (`None`: a route of no dialect, answered in
@@ -104,6 +114,11 @@ pub fn error_body(
                 "message": message,
                 "status": kind.gemini_status(),
             },
+        }),
+        // AWS's JSON protocol: the message, with the error type in a header too.
+        Some(Dialect::BedrockConverse) => json!({
+            "message": message,
+            "__type": kind.bedrock_type(),
         }),
         Some(Dialect::OpenAiChat | Dialect::OpenAiResponses) | None => json!({
             "error": {

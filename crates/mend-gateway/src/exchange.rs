@@ -240,7 +240,9 @@ pub fn is_model_output(dialect: Dialect, item: &Value) -> bool {
     let role = item.get("role").and_then(Value::as_str);
     match dialect {
         Dialect::Gemini => role == Some("model"),
-        Dialect::OpenAiChat | Dialect::Anthropic => role == Some("assistant"),
+        Dialect::OpenAiChat | Dialect::Anthropic | Dialect::BedrockConverse => {
+            role == Some("assistant")
+        }
         Dialect::OpenAiResponses => match role {
             Some(r) => r == "assistant",
             None => item

@@ -98,6 +98,7 @@ impl Format {
             Format::Canonical(Some(OpenAiResponses)) => "canonical:openai_responses",
             Format::Canonical(Some(Anthropic)) => "canonical:anthropic",
             Format::Canonical(Some(Gemini)) => "canonical:gemini",
+            Format::Canonical(Some(BedrockConverse)) => "canonical:bedrock_converse",
             Format::Wire(d) => d.name(),
         }
     }

@@ -384,6 +384,7 @@ impl Gen {
             Dialect::OpenAiResponses => format!("call_{}", self.rng.chars(ALNUM, 24)),
             Dialect::Anthropic => format!("toolu_01{}", self.rng.chars(ALNUM, 22)),
             Dialect::Gemini => self.rng.chars(LOWER_ALNUM, 8),
+            Dialect::BedrockConverse => format!("tooluse_{}", self.rng.chars(ALNUM, 22)),
         }
     }
 
@@ -452,6 +453,19 @@ impl Gen {
                 }),
                 "contents",
             ),
+            Dialect::BedrockConverse => (
+                json!({
+                    "system": [{"text": SYSTEM}, {"cachePoint": {"type": "default"}}],
+                    "messages": [],
+                    "toolConfig": {
+                        "tools": tools.iter().map(|(n, d, p)| json!({"toolSpec": {"name": n, "description": d, "inputSchema": {"json": p}}})).collect::<Vec<_>>(),
+                        "toolChoice": {"auto": {}},
+                    },
+                    "inferenceConfig": {"maxTokens": 16000},
+                    "additionalModelRequestFields": {"thinking": {"type": "enabled", "budget_tokens": 8000}},
+                }),
+                "messages",
+            ),
         }
     }
 
@@ -485,6 +499,7 @@ impl Gen {
                 json!({"role": "user", "content": [{"type": "text", "text": text}]})
             }
             Dialect::Gemini => json!({"role": "user", "parts": [{"text": text}]}),
+            Dialect::BedrockConverse => json!({"role": "user", "content": [{"text": text}]}),
         }
     }
 
@@ -540,6 +555,15 @@ impl Gen {
                 }
                 vec![json!({"role": "model", "parts": parts})]
             }
+            Dialect::BedrockConverse => {
+                let mut blocks = vec![self.reasoning_block(&thought)];
+                for c in calls {
+                    blocks.push(
+                        json!({"toolUse": {"toolUseId": c.id, "name": c.name, "input": c.args}}),
+                    );
+                }
+                vec![json!({"role": "assistant", "content": blocks})]
+            }
         }
     }
 
@@ -575,6 +599,13 @@ impl Gen {
                     .collect();
                 vec![json!({"role": "user", "parts": parts})]
             }
+            Dialect::BedrockConverse => {
+                let blocks: Vec<Value> = calls
+                    .iter()
+                    .map(|c| json!({"toolResult": {"toolUseId": c.id, "content": [{"text": c.result}], "status": "success"}}))
+                    .collect();
+                vec![json!({"role": "user", "content": blocks})]
+            }
         }
     }
 
@@ -608,7 +639,17 @@ impl Gen {
                     {"text": text, "thoughtSignature": sig},
                 ]})]
             }
+            Dialect::BedrockConverse => vec![json!({
+                "role": "assistant",
+                "content": [self.reasoning_block(&thought), {"text": text}],
+            })],
         }
+    }
+
+    /// A Converse `reasoningContent` block, signed as Claude signs it.
+    fn reasoning_block(&mut self, thought: &str) -> Value {
+        let signature = self.blob(BASE64, 300, 900);
+        json!({"reasoningContent": {"reasoningText": {"text": thought, "signature": signature}}})
     }
 
     fn reasoning_item(&mut self, key: &str, summary: &str) -> Value {

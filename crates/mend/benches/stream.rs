@@ -222,6 +222,8 @@ fn capture_vs_parse(c: &mut Criterion) {
             Dialect::OpenAiResponses => responses(),
             Dialect::OpenAiChat => chat(),
             Dialect::Gemini => gemini(),
+            // Converse streams are AWS event-stream frames, not SSE: not benched here yet.
+            Dialect::BedrockConverse => continue,
         };
         let bytes = stream.into_bytes();
         let reply = read_stream(dialect, &bytes)

@@ -277,6 +277,8 @@ pub struct Facts<'a> {
     pub final_trailing_whitespace: Option<Ptr>,
     /// The history key is present as an array (so an empty one is a finding).
     pub history_is_array: bool,
+    /// Tools are declared for the request (Bedrock Converse `toolConfig`).
+    pub tools_declared: bool,
 }
 
 /// The history as the rules see it.

@@ -326,11 +326,13 @@ pub fn continued_output(
                 }
             }
         }
-        Dialect::OpenAiResponses | Dialect::Anthropic => {
+        Dialect::OpenAiResponses | Dialect::Anthropic | Dialect::BedrockConverse => {
             if choice != 0 {
                 return Err(NextError::ChoiceNotApplicable { dialect, choice });
             }
-            if dialect == Dialect::Anthropic && reply.messages.len() > 1 {
+            if matches!(dialect, Dialect::Anthropic | Dialect::BedrockConverse)
+                && reply.messages.len() > 1
+            {
                 return Err(NextError::SeveralMessages {
                     count: reply.messages.len(),
                 });
@@ -702,7 +704,7 @@ fn result_messages(
                 out.push(Message::verbatim(Role::Tool, item));
             }
         }
-        Dialect::Anthropic | Dialect::Gemini => {
+        Dialect::Anthropic | Dialect::Gemini | Dialect::BedrockConverse => {
             let parts: Vec<Part> = answered().map(|(c, r)| part(c, r)).collect();
             if !parts.is_empty() {
                 out.push(Message::new(Role::User, parts));
@@ -712,10 +714,12 @@ fn result_messages(
     if let Some(text) = &opts.user {
         match (dialect, out.last_mut()) {
             // The results' user message carries the text too, after the results.
-            (Dialect::Anthropic | Dialect::Gemini, Some(m)) => m.parts.push(Part::Text(Text {
-                text: text.clone(),
-                ..Text::default()
-            })),
+            (Dialect::Anthropic | Dialect::Gemini | Dialect::BedrockConverse, Some(m)) => {
+                m.parts.push(Part::Text(Text {
+                    text: text.clone(),
+                    ..Text::default()
+                }))
+            }
             _ => {
                 let mut m = Message::new(Role::User, vec![Part::text(text.clone())]);
                 if dialect != Dialect::Gemini {

@@ -94,13 +94,9 @@ const CHAT: &[Dialect] = &[Dialect::OpenAiChat];
 const OPENAI: &[Dialect] = &[Dialect::OpenAiChat, Dialect::OpenAiResponses];
 const ANTHROPIC: &[Dialect] = &[Dialect::Anthropic];
 
+const BEDROCK: &[Dialect] = &[Dialect::Anthropic, Dialect::BedrockConverse];
 const VERTEX: &[Dialect] = &[Dialect::Anthropic, Dialect::Gemini];
-const ALL: &[Dialect] = &[
-    Dialect::OpenAiChat,
-    Dialect::OpenAiResponses,
-    Dialect::Anthropic,
-    Dialect::Gemini,
-];
+const ALL: &[Dialect] = &Dialect::ALL;
 
 const CHAT_MESSAGE_KEYS: &[&str] = &[
     "role",
@@ -226,8 +222,8 @@ pub const PROFILES: &[Profile] = &[
     Profile {
         name: "bedrock",
         id: ProfileId::Bedrock,
-        about: "Anthropic on AWS Bedrock: roles strictly alternate, starting with user",
-        dialects: ANTHROPIC,
+        about: "AWS Bedrock (Anthropic InvokeModel and Converse): roles strictly alternate, starting with user",
+        dialects: BEDROCK,
         strict_alternation: true,
         ..BASE
     },
@@ -279,6 +275,7 @@ impl Profile {
             Dialect::OpenAiResponses => "openai",
             Dialect::Anthropic => "anthropic",
             Dialect::Gemini => "gemini",
+            Dialect::BedrockConverse => "bedrock",
         };
         Profile::named(name).unwrap_or(&PROFILES[0])
     }

@@ -58,7 +58,9 @@ impl Counter {
             Some(_) => Counter::EstimateCharsOver4,
             None => match dialect {
                 Dialect::OpenAiChat | Dialect::OpenAiResponses => Counter::O200kBase,
-                Dialect::Anthropic | Dialect::Gemini => Counter::EstimateCharsOver4,
+                Dialect::Anthropic | Dialect::Gemini | Dialect::BedrockConverse => {
+                    Counter::EstimateCharsOver4
+                }
             },
         }
     }

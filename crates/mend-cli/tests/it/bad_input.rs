@@ -159,7 +159,7 @@ fn an_unknown_dialect_or_provider_is_one_line() {
     assert_eq!(r.stdout, "");
     assert_eq!(
         r.err_lines(),
-        ["mend: unknown dialect 'cobol' (expected one of auto, openai_chat, openai_responses, anthropic, gemini)"]
+        ["mend: unknown dialect 'cobol' (expected one of auto, openai_chat, openai_responses, anthropic, gemini, bedrock_converse)"]
     );
     let r = run(&[
         "inspect",

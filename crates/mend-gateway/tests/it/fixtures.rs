@@ -18,7 +18,7 @@ async fn recorded_answers_pass_through_unchanged() {
     let mock = Mock::start().await;
     let app = app_for(&mock, Mode::Observe);
     let mut seen = 0;
-    for d in Dialect::ALL {
+    for d in crate::support::SERVED {
         let dir = shared.join("fixtures").join(d.name());
         let mut cases: Vec<_> = std::fs::read_dir(&dir)
             .unwrap()

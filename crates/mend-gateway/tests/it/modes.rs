@@ -10,7 +10,7 @@ use crate::support::{app_for, bodies, config_for, request, send, Mock};
 async fn observe_forwards_the_very_bytes_and_says_what_it_saw() {
     let mock = Mock::start().await;
     let app = app_for(&mock, Mode::Observe);
-    for d in Dialect::ALL {
+    for d in crate::support::SERVED {
         let body = bodies::unanswered(d);
         let r = send(&app, request(d, &body, &[])).await;
         // The strict mock rejects the broken history itself: observe does not interfere.
@@ -32,7 +32,7 @@ async fn observe_forwards_the_very_bytes_and_says_what_it_saw() {
 async fn repair_forwards_a_repaired_body_and_counts_the_edits() {
     let mock = Mock::start().await;
     let app = app_for(&mock, Mode::Repair);
-    for d in Dialect::ALL {
+    for d in crate::support::SERVED {
         let body = bodies::unanswered(d);
         let r = send(&app, request(d, &body, &[])).await;
         assert_eq!(r.status, 200, "{d}: {}", r.text());
@@ -60,7 +60,7 @@ async fn repair_forwards_a_repaired_body_and_counts_the_edits() {
 async fn repair_leaves_a_valid_body_byte_for_byte() {
     let mock = Mock::start().await;
     let app = app_for(&mock, Mode::Repair);
-    for d in Dialect::ALL {
+    for d in crate::support::SERVED {
         // Odd spacing survives: nothing is re-serialized when nothing is repaired.
         let text = format!("  {}\n", bodies::valid(d));
         let r = send(
@@ -78,12 +78,13 @@ async fn repair_leaves_a_valid_body_byte_for_byte() {
 async fn strict_answers_in_the_providers_own_shape_without_calling_upstream() {
     let mock = Mock::start().await;
     let app = app_for(&mock, Mode::Strict);
-    for d in Dialect::ALL {
+    for d in crate::support::SERVED {
         let r = send(&app, request(d, &bodies::unanswered(d), &[])).await;
         assert_eq!(r.status, 400, "{d}");
         assert_eq!(r.header("content-type"), Some("application/json"));
         let v = r.json();
         let message = match d {
+            Dialect::BedrockConverse => unreachable!("Converse has no gateway route yet"),
             Dialect::OpenAiChat | Dialect::OpenAiResponses => {
                 assert_eq!(v["error"]["type"], "invalid_request_error");
                 assert_eq!(v["error"]["param"], d.history_key());
@@ -123,7 +124,7 @@ async fn strict_answers_in_the_providers_own_shape_without_calling_upstream() {
 async fn strict_forwards_a_valid_history_untouched() {
     let mock = Mock::start().await;
     let app = app_for(&mock, Mode::Strict);
-    for d in Dialect::ALL {
+    for d in crate::support::SERVED {
         let body = bodies::valid(d);
         let r = send(&app, request(d, &body, &[])).await;
         assert_eq!(r.status, 200, "{d}: {}", r.text());

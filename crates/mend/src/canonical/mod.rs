@@ -447,6 +447,12 @@ pub enum ReadError {
         /// What the body is.
         kind: &'static str,
     },
+    /// The dialect has no canonical reader yet.
+    #[error("{dialect} bodies cannot be read as a conversation yet")]
+    Unsupported {
+        /// The dialect asked for.
+        dialect: Dialect,
+    },
 }
 
 /// Why a conversation could not be written as a request body of a dialect.
@@ -494,6 +500,7 @@ impl Conversation {
             Dialect::OpenAiResponses => openai_responses::read_request(obj),
             Dialect::Anthropic => anthropic::read_request(obj),
             Dialect::Gemini => gemini::read_request(obj),
+            Dialect::BedrockConverse => return Err(ReadError::Unsupported { dialect }),
         };
         conv.dialect = Some(dialect);
         Ok(conv)
@@ -511,6 +518,11 @@ impl Conversation {
             Dialect::OpenAiResponses => openai_responses::write_request(self, w),
             Dialect::Anthropic => anthropic::write_request(self, w),
             Dialect::Gemini => gemini::write_request(self, w),
+            Dialect::BedrockConverse => Err(WriteError {
+                message: 0,
+                part: None,
+                reason: format!("{dialect} is not a conversion target yet"),
+            }),
         }
     }
 

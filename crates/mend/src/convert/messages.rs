@@ -533,7 +533,7 @@ fn reshape(
                 }
             }
             Dialect::OpenAiResponses => out.push((m, origin)),
-            Dialect::Anthropic | Dialect::Gemini => {
+            Dialect::Anthropic | Dialect::Gemini | Dialect::BedrockConverse => {
                 let role = match m.role {
                     Role::Developer => Role::System,
                     Role::Tool => Role::User,
@@ -546,7 +546,7 @@ fn reshape(
     match to {
         Dialect::OpenAiChat => merge_assistant_items(&mut out),
         Dialect::OpenAiResponses => {}
-        Dialect::Anthropic => {
+        Dialect::Anthropic | Dialect::BedrockConverse => {
             merge_runs(&mut out, false);
             results_first(&mut out);
         }

@@ -231,6 +231,7 @@ pub fn target_profile(
             Dialect::OpenAiChat | Dialect::OpenAiResponses => "openai",
             Dialect::Anthropic => "anthropic",
             Dialect::Gemini => "gemini",
+            Dialect::BedrockConverse => "bedrock",
         }),
     };
     let opts = CheckOptions {

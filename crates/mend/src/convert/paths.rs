@@ -61,7 +61,7 @@ impl<'a> SourcePaths<'a> {
         match self.dialect {
             Dialect::Anthropic if string_form => base,
             Dialect::Anthropic if i == 0 && self.offset == 1 => format!("{base}/{j}"),
-            Dialect::Anthropic => format!("{base}/content/{j}"),
+            Dialect::Anthropic | Dialect::BedrockConverse => format!("{base}/content/{j}"),
             Dialect::Gemini => format!("{base}/parts/{j}"),
             Dialect::OpenAiResponses => match m.parts.get(j) {
                 Some(Part::Reasoning(_) | Part::ToolCall(_) | Part::ToolResult(_)) => base,
@@ -76,7 +76,9 @@ impl<'a> SourcePaths<'a> {
 /// Whether `m` is the instructions a dialect keeps outside its history array.
 fn is_top_level_instructions(dialect: Dialect, m: &Message) -> bool {
     match dialect {
-        Dialect::Anthropic | Dialect::Gemini => m.role == Role::System && !m.is_verbatim(),
+        Dialect::Anthropic | Dialect::Gemini | Dialect::BedrockConverse => {
+            m.role == Role::System && !m.is_verbatim()
+        }
         Dialect::OpenAiResponses => m.form == Some(Form::Instructions),
         Dialect::OpenAiChat => false,
     }

@@ -123,6 +123,7 @@ pub(crate) fn convert_settings(
         Dialect::OpenAiChat | Dialect::OpenAiResponses => openai::read(&conv.request, &mut r),
         Dialect::Anthropic => anthropic::read(&conv.request, &mut r),
         Dialect::Gemini => gemini::read(&conv.request, &mut r),
+        Dialect::BedrockConverse => Default::default(),
     };
     if let Some(m) = &opts.model {
         s.model = Some(Value::String(m.clone()));
@@ -138,6 +139,7 @@ pub(crate) fn convert_settings(
         Dialect::OpenAiResponses => w.openai(s, false, profile),
         Dialect::Anthropic => w.anthropic(s, opts),
         Dialect::Gemini => w.gemini(s),
+        Dialect::BedrockConverse => {}
     }
     w.out
 }

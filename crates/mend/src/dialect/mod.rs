@@ -17,6 +17,7 @@ use crate::chain::{Chain, Ptr};
 use crate::violation::{Rule, Violation};
 
 pub mod anthropic;
+pub mod bedrock_converse;
 pub mod gemini;
 pub mod openai_chat;
 pub mod openai_responses;
@@ -32,15 +33,18 @@ pub enum Dialect {
     Anthropic,
     /// `generateContent` / `streamGenerateContent`.
     Gemini,
+    /// AWS Bedrock `POST /model/{modelId}/converse` and `converse-stream`.
+    BedrockConverse,
 }
 
 impl Dialect {
     /// Every dialect.
-    pub const ALL: [Dialect; 4] = [
+    pub const ALL: [Dialect; 5] = [
         Dialect::OpenAiChat,
         Dialect::OpenAiResponses,
         Dialect::Anthropic,
         Dialect::Gemini,
+        Dialect::BedrockConverse,
     ];
 
     /// The stable name (`openai_chat`, ...).
@@ -50,13 +54,14 @@ impl Dialect {
             Dialect::OpenAiResponses => "openai_responses",
             Dialect::Anthropic => "anthropic",
             Dialect::Gemini => "gemini",
+            Dialect::BedrockConverse => "bedrock_converse",
         }
     }
 
     /// The top-level key that holds the history.
     pub fn history_key(self) -> &'static str {
         match self {
-            Dialect::OpenAiChat | Dialect::Anthropic => "messages",
+            Dialect::OpenAiChat | Dialect::Anthropic | Dialect::BedrockConverse => "messages",
             Dialect::OpenAiResponses => "input",
             Dialect::Gemini => "contents",
         }
@@ -65,7 +70,9 @@ impl Dialect {
     /// The dialect an endpoint path belongs to, if it names one.
     pub fn from_endpoint(path: &str) -> Option<Dialect> {
         let path = path.split('?').next().unwrap_or(path);
-        if path.ends_with("/chat/completions") {
+        if bedrock_converse::model_from_path(path).is_some() {
+            Some(Dialect::BedrockConverse)
+        } else if path.ends_with("/chat/completions") {
             Some(Dialect::OpenAiChat)
         } else if path.ends_with("/responses") {
             Some(Dialect::OpenAiResponses)
@@ -102,6 +109,7 @@ impl Dialect {
             Dialect::OpenAiResponses => openai_responses::map(obj, &mut chain, out),
             Dialect::Anthropic => anthropic::map(obj, &mut chain, out),
             Dialect::Gemini => gemini::map(obj, &mut chain, out),
+            Dialect::BedrockConverse => bedrock_converse::map(obj, &mut chain, out),
         }
         chain
     }
@@ -121,8 +129,9 @@ impl FromStr for Dialect {
             "openai_responses" | "responses" => Ok(Dialect::OpenAiResponses),
             "anthropic" | "messages" | "claude" => Ok(Dialect::Anthropic),
             "gemini" | "google" => Ok(Dialect::Gemini),
+            "bedrock_converse" | "bedrock" | "converse" => Ok(Dialect::BedrockConverse),
             _ => Err(format!(
-                "unknown dialect '{s}' (expected one of openai_chat, openai_responses, anthropic, gemini)"
+                "unknown dialect '{s}' (expected one of openai_chat, openai_responses, anthropic, gemini, bedrock_converse)"
             )),
         }
     }
@@ -179,19 +188,82 @@ pub fn detect(body: &Value) -> Result<Dialect, Undetected> {
         return Err(Undetected::NoHistory);
     }
     let (a, c) = messages_leaning(obj);
-    match (a, c) {
-        (true, false) => Ok(Dialect::Anthropic),
-        (false, true) => Ok(Dialect::OpenAiChat),
-        _ => Err(Undetected::Ambiguous(vec![
-            Dialect::OpenAiChat,
-            Dialect::Anthropic,
-        ])),
+    let b = bedrock_leaning(obj);
+    match (a, c, b) {
+        (true, false, false) => Ok(Dialect::Anthropic),
+        (false, true, false) => Ok(Dialect::OpenAiChat),
+        (false, false, true) => Ok(Dialect::BedrockConverse),
+        _ => {
+            // With no sign at all, a Converse body is ruled out: any content of its
+            // would be an untyped block, which is a sign.
+            let none = !(a || b || c);
+            let fits = [
+                (c || none, Dialect::OpenAiChat),
+                (a || none, Dialect::Anthropic),
+                (b, Dialect::BedrockConverse),
+            ];
+            Err(Undetected::Ambiguous(
+                fits.iter().filter(|f| f.0).map(|f| f.1).collect(),
+            ))
+        }
     }
+}
+
+/// Signs of Bedrock Converse in a body with `messages`: its top-level fields, a `system`
+/// list of untyped blocks, or content blocks that are untyped single-member unions.
+fn bedrock_leaning(obj: &Map<String, Value>) -> bool {
+    const FIELDS: &[&str] = &[
+        "inferenceConfig",
+        "toolConfig",
+        "additionalModelRequestFields",
+        "additionalModelResponseFieldPaths",
+        "guardrailConfig",
+        "promptVariables",
+        "performanceConfig",
+        "requestMetadata",
+    ];
+    const UNIONS: &[&str] = &[
+        "text",
+        "toolUse",
+        "toolResult",
+        "reasoningContent",
+        "image",
+        "document",
+        "video",
+        "cachePoint",
+        "guardContent",
+        "citationsContent",
+    ];
+    let untyped_union = |b: &Value| {
+        b.as_object()
+            .is_some_and(|o| o.len() == 1 && o.keys().all(|k| UNIONS.contains(&k.as_str())))
+    };
+    if FIELDS.iter().any(|k| obj.contains_key(*k)) {
+        return true;
+    }
+    if let Some(Value::Array(blocks)) = obj.get("system") {
+        if !blocks.is_empty() && blocks.iter().all(untyped_union) {
+            return true;
+        }
+    }
+    let Some(Value::Array(msgs)) = obj.get("messages") else {
+        return false;
+    };
+    msgs.iter().any(|m| {
+        m.get("content")
+            .and_then(Value::as_array)
+            .is_some_and(|blocks| blocks.iter().any(untyped_union))
+    })
 }
 
 /// Signs of Anthropic and of OpenAI chat in a body with `messages`.
 fn messages_leaning(obj: &Map<String, Value>) -> (bool, bool) {
-    let mut anthropic = obj.contains_key("system")
+    let typed_system = match obj.get("system") {
+        Some(Value::Array(blocks)) => blocks.iter().any(|b| b.get("type").is_some()),
+        Some(_) => true,
+        None => false,
+    };
+    let mut anthropic = typed_system
         || obj.contains_key("anthropic_version")
         || obj.contains_key("thinking")
         || obj.contains_key("stop_sequences")

@@ -126,6 +126,7 @@ impl<'p, 'a> Fixer<'p, 'a> {
         self.plan.fields.push(FieldEdit {
             item,
             sub,
+            inner: None,
             name: name.into(),
             value,
         });
@@ -241,6 +242,8 @@ type Sub = (usize, &'static str, usize);
 pub(crate) struct FieldEdit {
     pub(crate) item: usize,
     pub(crate) sub: Option<(&'static str, usize)>,
+    /// The union member the field lives in (Bedrock `toolUse` / `toolResult`).
+    pub(crate) inner: Option<&'static str>,
     pub(crate) name: String,
     pub(crate) value: Option<Value>,
 }
@@ -273,6 +276,7 @@ impl Plan {
         self.fields.push(FieldEdit {
             item,
             sub: None,
+            inner: None,
             name: "id".into(),
             value: None,
         });
@@ -416,6 +420,13 @@ impl Plan {
             let mut el = self.replace_subs.get(&(i, k, j)).cloned().unwrap_or(el);
             for f in fields.into_iter().flatten() {
                 if f.sub == Some((k, j)) {
+                    let el = match f.inner {
+                        Some(member) => match el.get_mut(member) {
+                            Some(v) => v,
+                            None => continue,
+                        },
+                        None => &mut el,
+                    };
                     if let Some(o) = el.as_object_mut() {
                         match &f.value {
                             Some(v) => {
@@ -474,10 +485,10 @@ fn target_for(a: &Analysis, n: usize) -> Target {
             }
             Target::AfterItem(item(t))
         }
-        Dialect::Anthropic | Dialect::Gemini => {
+        Dialect::Anthropic | Dialect::Gemini | Dialect::BedrockConverse => {
             let next_holds_results = chain.turns.get(c + 1).is_some_and(|t| {
                 matches!(t.role, Role::User | Role::Tool)
-                    && (a.dialect == Dialect::Anthropic
+                    && (a.dialect != Dialect::Gemini
                         || chain
                             .turn_nodes(c + 1)
                             .iter()
@@ -509,7 +520,7 @@ fn place(p: &mut Plan, a: &Analysis, body: &Value, target: Target, values: Vec<V
         (Dialect::OpenAiChat | Dialect::OpenAiResponses, Target::AfterItem(i)) => {
             p.insert_after.entry(i).or_default().extend(values);
         }
-        (Dialect::Anthropic, Target::AfterItem(i)) => {
+        (Dialect::Anthropic | Dialect::BedrockConverse, Target::AfterItem(i)) => {
             p.insert_after
                 .entry(i)
                 .or_default()
@@ -611,6 +622,7 @@ fn synthesized(a: &Analysis, body: &Value, n: usize, text: &str) -> Option<Value
             dialect::openai_responses::synthesized_result(wire, call_id?, text)?
         }
         Dialect::Anthropic => dialect::anthropic::synthesized_result(call_id?, text),
+        Dialect::BedrockConverse => dialect::bedrock_converse::synthesized_result(call_id?, text),
         Dialect::Gemini => {
             let snake = a.chain.nodes[n]
                 .ptr
@@ -627,6 +639,7 @@ fn dialect_result_as_text(d: Dialect, value: &Value) -> Value {
         Dialect::OpenAiResponses => dialect::openai_responses::result_as_text(value),
         Dialect::Anthropic => dialect::anthropic::result_as_text(value),
         Dialect::Gemini => dialect::gemini::result_as_text(value),
+        Dialect::BedrockConverse => dialect::bedrock_converse::result_as_text(value),
     }
 }
 
@@ -637,6 +650,7 @@ fn id_field_edit(d: Dialect, ptr: Ptr, is_call: bool, id: &str) -> Option<FieldE
         (Dialect::OpenAiChat, false) => "tool_call_id",
         (Dialect::OpenAiResponses, _) => "call_id",
         (Dialect::Anthropic, false) => "tool_use_id",
+        (Dialect::BedrockConverse, _) => "toolUseId",
     };
     if d == Dialect::Gemini {
         return None;
@@ -646,9 +660,11 @@ fn id_field_edit(d: Dialect, ptr: Ptr, is_call: bool, id: &str) -> Option<FieldE
         (Some(k), Some(j)) => Some((k, j as usize)),
         _ => None,
     };
+    let (call, result) = dialect::bedrock_converse::INNER;
     Some(FieldEdit {
         item,
         sub,
+        inner: (d == Dialect::BedrockConverse).then_some(if is_call { call } else { result }),
         name: field.into(),
         value: Some(json!(id)),
     })

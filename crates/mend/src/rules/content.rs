@@ -14,7 +14,7 @@ use super::{Ctx, ProviderText, Repair, RuleSpec};
 pub(crate) const EMPTY_CONTENT: RuleSpec = RuleSpec {
     id: "empty-content",
     summary: "a message, text block or part with no content, or an empty history",
-    dialects: &[Dialect::OpenAiChat, Dialect::Anthropic, Dialect::Gemini],
+    dialects: &[Dialect::OpenAiChat, Dialect::Anthropic, Dialect::Gemini, Dialect::BedrockConverse],
     profiles: &[],
     severity: Severity::Error,
     provider_texts: &[
@@ -53,9 +53,14 @@ pub(crate) const EMPTY_CONTENT: RuleSpec = RuleSpec {
             text: "Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.",
             source: "provider-errors.jsonl openai_chat-35",
         },
+        ProviderText {
+            provider: "bedrock",
+            text: "The text field in the ContentBlock object at messages.15.content.0 is blank. Add text to the text field, and try again.",
+            source: "provider-errors.jsonl bedrock_converse-10",
+        },
     ],
     repair: Repair::Sometimes("Drops an empty or blank text block, an empty Gemini part, or a message with no content; in OpenAI chat, a null content on a user/system/tool message becomes \"\"; a Gemini part that kept only its thought signature gets an empty text so the signature survives. An empty history (messages: [] or no contents) is reported and left alone."),
-    doc: "Anthropic rejects any message with empty content except an optional final assistant message, and any text block that is empty or white space only; Gemini rejects a turn with no parts, a turn of only empty text parts, and a part that sets none of its data fields; OpenAI rejects a null content on user/system/tool messages and on an assistant message without tool calls; all three reject an empty history.\nMust not flag: an OpenAI assistant message with null content and tool_calls, a user content of \"\" (accepted), an Anthropic image-only user message, a tool_use-only assistant message, an empty final assistant message, a Gemini part that is an empty text carrying a thought signature.\nResponses has no such check. The catalog line says (anthropic, gemini) but the code checks OpenAI chat as well.\nFix: drop what is empty, keep signatures, set null to \"\"; an empty history cannot be filled without inventing a message.",
+    doc: "Anthropic rejects any message with empty content except an optional final assistant message, and any text block that is empty or white space only; Gemini rejects a turn with no parts, a turn of only empty text parts, and a part that sets none of its data fields; OpenAI rejects a null content on user/system/tool messages and on an assistant message without tool calls; all three reject an empty history.\nMust not flag: an OpenAI assistant message with null content and tool_calls, a user content of \"\" (accepted), an Anthropic image-only user message, a tool_use-only assistant message, an empty final assistant message, a Gemini part that is an empty text carrying a thought signature.\nResponses has no such check. The catalog line says (anthropic, gemini) but the code checks OpenAI chat as well.\nFix: drop what is empty, keep signatures, set null to \"\"; an empty history cannot be filled without inventing a message.\nBedrock Converse: a blank text block anywhere (white space counts), and a message with no content blocks; the text for an empty list is not recorded. An empty toolResult content is the tool's output and is not flagged.",
     example: r#"{
   "model": "claude-sonnet-4-20250514",
   "max_tokens": 1024,
@@ -84,6 +89,31 @@ pub(crate) const EMPTY_CONTENT: RuleSpec = RuleSpec {
   ]
 }"#,
     fix: Some(fill_or_drop_the_empty),
+};
+
+pub(crate) const TOOLS_UNDECLARED: RuleSpec = RuleSpec {
+    id: "tools-undeclared",
+    summary: "the history holds tool calls or results but the request declares no tools (Bedrock Converse `toolConfig`)",
+    dialects: &[Dialect::BedrockConverse],
+    profiles: &[],
+    severity: Severity::Error,
+    provider_texts: &[ProviderText {
+        provider: "bedrock",
+        text: "The toolConfig field must be defined when using toolUse and toolResult content blocks.",
+        source: "provider-errors.jsonl bedrock_converse-05; dify#17545, kibana#246943, bedrock-access-gateway#239",
+    }],
+    repair: Repair::Never("The known workaround declares placeholder tools named after the calls in the history (strands-agents#998, bedrock-access-gateway#239). That offers the model tools the caller did not offer, so mend reports it and leaves the request alone: send the request with its `toolConfig`, or convert the old calls and results to text."),
+    doc: "Converse refuses any request whose messages carry toolUse or toolResult blocks unless `toolConfig` is set, even when this turn should call no tool: summarization and compaction calls that replay a tool loop without its tools are the usual cause.\nThe check: any client or server call or result node in the history while the body has no (or a null) `toolConfig`. One finding, at the first such block.\nMust not flag: a request with a `toolConfig` (whatever its tools), a history without tool blocks.\nAnthropic's Messages API returned a like error in 2024 (\"Requests which include tool_use or tool_result blocks must define tools.\", anthropic-sdk-python#494); no current recording shows it, so the rule is not applied there.",
+    example: r#"{
+  "messages": [
+    {"role": "user", "content": [{"text": "Weather in Paris?"}]},
+    {"role": "assistant", "content": [{"toolUse": {"toolUseId": "tooluse_1", "name": "get_weather", "input": {"city": "Paris"}}}]},
+    {"role": "user", "content": [{"toolResult": {"toolUseId": "tooluse_1", "content": [{"text": "18C"}]}}]},
+    {"role": "user", "content": [{"text": "Summarize the conversation."}]}
+  ],
+  "inferenceConfig": {"maxTokens": 256}
+}"#,
+    fix: None,
 };
 
 pub(crate) const MALFORMED: RuleSpec = RuleSpec {
@@ -123,9 +153,14 @@ pub(crate) const MALFORMED: RuleSpec = RuleSpec {
             text: "3 request validation errors: Extra inputs are not permitted, field: 'messages[7].tool_calls[0].approxNumTokens', value: 0; Extra inputs are not permitted, field: 'messages[7].tool_calls[1].approxNumTokens', value: 0; Extra inputs are not permitted, field: 'messages[7].tool_calls[2].approxNumTokens', value: 0",
             source: "provider-errors.jsonl openai_chat-23",
         },
+        ProviderText {
+            provider: "bedrock",
+            text: "Unknown parameter in messages[N].content[M].reasoningContent: \"text\", must be one of: reasoningText, redactedContent",
+            source: "provider-errors.jsonl bedrock_converse-14",
+        },
     ],
     repair: Repair::Sometimes("Removes an empty tool_calls array from an OpenAI chat assistant message, and trims trailing white space from a final Anthropic assistant prefill. Every other shape problem is reported and left alone; a body with no readable history is a usage error (exit 2), not a finding."),
-    doc: "Each dialect reader reports shapes it cannot read (a value of the wrong type, a block or part without its type, a missing required field) as malformed with a JSON pointer, instead of failing.\nAlso reported here: an OpenAI chat `tool_calls: []` and an empty function name, an Anthropic final assistant prefill ending in white space, and under strict profiles the fields a provider rejects: groq and cerebras unknown message fields (e.g. reasoning_content, timestamp), fireworks unknown tool call fields, xai a name on a non-user message.\nMust not flag: unknown fields under the generic profile (kept verbatim), Anthropic document and image blocks, Gemini fileData and code-execution parts, Responses input as a plain string.\nThe code quotes Groq's wording for Cerebras too; the Cerebras row (openai_chat-33) reads \"messages.2.assistant.reasoning_content: property '…' is unsupported\". The empty tool_calls row (openai_chat-08) matches but is not quoted (the finding has no provider text).\nFix: only the two safe edits above; everything else needs the client fixed.",
+    doc: "Each dialect reader reports shapes it cannot read (a value of the wrong type, a block or part without its type, a missing required field) as malformed with a JSON pointer, instead of failing.\nAlso reported here: an OpenAI chat `tool_calls: []` and an empty function name, an Anthropic final assistant prefill ending in white space, and under strict profiles the fields a provider rejects: groq and cerebras unknown message fields (e.g. reasoning_content, timestamp), fireworks unknown tool call fields, xai a name on a non-user message.\nMust not flag: unknown fields under the generic profile (kept verbatim), Anthropic document and image blocks, Gemini fileData and code-execution parts, Responses input as a plain string.\nThe code quotes Groq's wording for Cerebras too; the Cerebras row (openai_chat-33) reads \"messages.2.assistant.reasoning_content: property '…' is unsupported\". The empty tool_calls row (openai_chat-08) matches but is not quoted (the finding has no provider text).\nFix: only the two safe edits above; everything else needs the client fixed.\nBedrock Converse: a content block is a union that sets exactly one member (text, toolUse, toolResult, reasoningContent, image, document, video, cachePoint, guardContent, citationsContent); content is always a list; reasoningContent is reasoningText {text, signature} or redactedContent.",
     example: r#"{
   "model": "gpt-4o",
   "messages": [
@@ -160,6 +195,8 @@ pub(crate) fn content_is_not_empty(ctx: &Ctx, out: &mut Vec<Violation>) {
         let text = match ctx.dialect {
             Dialect::OpenAiChat => "Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.",
             Dialect::Anthropic => "messages: at least one message is required",
+            // Not recorded for Converse; AWS's validation of the list's minimum length.
+            Dialect::BedrockConverse => "Value at 'messages' failed to satisfy constraint: Member must have length greater than or equal to 1",
             _ => "contents is not specified",
         };
         out.push(
@@ -256,8 +293,63 @@ pub(crate) fn content_is_not_empty(ctx: &Ctx, out: &mut Vec<Violation>) {
                     }
                 }
             }
+            Dialect::BedrockConverse => {
+                if turn.empty {
+                    out.push(ctx.at_turn(
+                        Rule::EmptyContent,
+                        t,
+                        format!("{path} ({}) has no content blocks", turn.wire),
+                    ));
+                }
+                for (k, n) in nodes.iter().enumerate() {
+                    if matches!(n.kind, NodeKind::Text { blank: true }) {
+                        let p = n.ptr.render();
+                        out.push(
+                            ctx.at_node(
+                                Rule::EmptyContent,
+                                turn.first + k,
+                                format!("the text at {p} is empty or only white space"),
+                            )
+                            .provider(Some(format!(
+                                "The text field in the ContentBlock object at messages.{ix}.content.{} is blank. Add text to the text field, and try again.",
+                                n.ptr.sub.unwrap_or(0)
+                            ))),
+                        );
+                    }
+                }
+            }
             Dialect::OpenAiResponses => {}
         }
+    }
+}
+
+/// Bedrock Converse: tool blocks in the history need a declared `toolConfig`.
+pub(crate) fn tool_history_has_tools(ctx: &Ctx, out: &mut Vec<Violation>) {
+    if ctx.chain.facts.tools_declared {
+        return;
+    }
+    let history = ctx.history();
+    let first = history.iter().find_map(|&t| {
+        let turn = &ctx.chain.turns[t];
+        (turn.first..turn.end).find(|&n| {
+            matches!(
+                ctx.chain.nodes[n].kind,
+                NodeKind::Call { .. } | NodeKind::Result { .. }
+            )
+        })
+    });
+    if let Some(n) = first {
+        let p = ctx.chain.nodes[n].ptr;
+        out.push(
+            ctx.at_node(
+                Rule::ToolsUndeclared,
+                n,
+                format!("{p} is a tool block but the request has no `toolConfig`; Converse requires one whenever the history holds toolUse or toolResult blocks"),
+            )
+            .provider(Some(
+                "The toolConfig field must be defined when using toolUse and toolResult content blocks.".into(),
+            )),
+        );
     }
 }
 

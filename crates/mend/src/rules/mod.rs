@@ -10,7 +10,7 @@
 //! | `rules/pairing.rs` | `tool-result-without-call`, `tool-call-without-result`, `tool-result-not-adjacent`, `duplicate-call-id`, `function-response-count` |
 //! | `rules/ids.rs` | `invalid-call-id` |
 //! | `rules/roles.rs` | `role-order`, `function-call-position` |
-//! | `rules/content.rs` | `empty-content`, `malformed` |
+//! | `rules/content.rs` | `empty-content`, `tools-undeclared`, `malformed` |
 //! | `rules/reasoning.rs` | `reasoning-without-follower`, `call-without-reasoning`, `follower-id-mismatch`, `missing-reasoning-content` |
 //! | `rules/thinking.rs` | `thinking-not-first`, `thinking-modified`, `missing-thought-signature` |
 //!
@@ -156,6 +156,8 @@ catalog! {
     FunctionCallPosition => roles::FUNCTION_CALL_POSITION,
     /// A thinking-mode assistant turn with tool calls lacks `reasoning_content`.
     MissingReasoningContent => reasoning::MISSING_REASONING_CONTENT,
+    /// Tool blocks in the history while the request declares no tools.
+    ToolsUndeclared => content::TOOLS_UNDECLARED,
     /// The body does not have the dialect's shape.
     Malformed => content::MALFORMED,
 }
@@ -191,12 +193,7 @@ impl Serialize for Rule {
 }
 
 /// Every dialect, for rules that apply to all of them.
-pub(crate) const ALL_DIALECTS: &[Dialect] = &[
-    Dialect::OpenAiChat,
-    Dialect::OpenAiResponses,
-    Dialect::Anthropic,
-    Dialect::Gemini,
-];
+pub(crate) const ALL_DIALECTS: &[Dialect] = &Dialect::ALL;
 
 /// Where a dialect requires a call's results to sit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -251,6 +248,11 @@ impl Params {
                 placement: Placement::NextTurn,
                 pair_by_name: true,
                 call_id_required: false,
+            },
+            Dialect::BedrockConverse => Params {
+                placement: Placement::NextTurn,
+                pair_by_name: false,
+                call_id_required: true,
             },
         }
     }
@@ -329,6 +331,11 @@ pub(crate) fn run(ctx: &Ctx, out: &mut Vec<Violation>) -> Vec<(usize, usize)> {
             thinking::current_turn_calls_are_signed(ctx, out);
         }
         Dialect::OpenAiChat => reasoning::thinking_turns_carry_reasoning_content(ctx, out),
+        Dialect::BedrockConverse => {
+            content::tool_history_has_tools(ctx, out);
+            thinking::thinking_comes_first(ctx, out);
+            thinking::thinking_is_unmodified(ctx, out);
+        }
     }
     pairs
 }

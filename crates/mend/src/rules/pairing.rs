@@ -52,9 +52,14 @@ pub(crate) const TOOL_RESULT_WITHOUT_CALL: RuleSpec = RuleSpec {
             text: "messages.7.content.0: unexpected `tool_use_id` found in `advisor_tool_result` blocks: …. Each `advisor_tool_result` block must have a corresponding `server_tool_use` block before it.",
             source: "provider-errors.jsonl anthropic-13",
         },
+        ProviderText {
+            provider: "bedrock",
+            text: "The number of toolResult blocks at messages.2.content exceeds the number of toolUse blocks of previous turn.",
+            source: "provider-errors.jsonl bedrock_converse-04",
+        },
     ],
     repair: Repair::Always("By default the orphan result is dropped (policy to-text keeps its content as a user text instead); a result whose call comes later is moved to right after that call, and a Responses output that names the call's fc_ item id gets the call's call_id. Nothing is left alone except results of a turn already reported by function-response-count."),
-    doc: "Every provider rejects a tool result (chat `tool` message, Responses `function_call_output`, Anthropic `tool_result` block, Gemini `functionResponse`) that answers no call made earlier in the history; a trimmed or reordered history is the usual cause.\nThe check pairs results with calls by call id (Gemini and legacy chat `function` messages fall back to name and order among id-less calls) and flags a result when no earlier call has its id; if the call appears later the message says the result comes before its call.\nAnthropic server tool results (`web_search_tool_result` and kin) must answer an earlier `server_tool_use` with the same id.\nMust not flag: parallel results in another order than their calls, Gemini responses matched by name without ids, and a Responses output whose call lives at the provider (the body continues stored state with `previous_response_id`).\nUnder the mistral profile the quoted text is Mistral's role-order wording (openai_chat-26). Gemini's quoted text is gemini-09, which the evidence file files under tool-result-not-adjacent.\nThe code's text for an orphan Anthropic server tool result ends \"…block in the same message.\" while the recorded row anthropic-13 ends \"…block before it.\".\nFix: drop the result (or keep it as text with --orphan-result to-text), move it after a later call it answers, or correct a Responses output that used the call's item id.",
+    doc: "Every provider rejects a tool result (chat `tool` message, Responses `function_call_output`, Anthropic `tool_result` block, Gemini `functionResponse`) that answers no call made earlier in the history; a trimmed or reordered history is the usual cause.\nThe check pairs results with calls by call id (Gemini and legacy chat `function` messages fall back to name and order among id-less calls) and flags a result when no earlier call has its id; if the call appears later the message says the result comes before its call.\nAnthropic server tool results (`web_search_tool_result` and kin) must answer an earlier `server_tool_use` with the same id.\nMust not flag: parallel results in another order than their calls, Gemini responses matched by name without ids, and a Responses output whose call lives at the provider (the body continues stored state with `previous_response_id`).\nUnder the mistral profile the quoted text is Mistral's role-order wording (openai_chat-26). Gemini's quoted text is gemini-09, which the evidence file files under tool-result-not-adjacent.\nThe code's text for an orphan Anthropic server tool result ends \"…block in the same message.\" while the recorded row anthropic-13 ends \"…block before it.\".\nFix: drop the result (or keep it as text with --orphan-result to-text), move it after a later call it answers, or correct a Responses output that used the call's item id.\nBedrock Converse: a toolResult answers a toolUseId of the assistant message before it; a server tool's toolResult (Nova's code interpreter, with its own `type`) sits in the assistant message beside its call.",
     example: r#"{
   "model": "gpt-4o",
   "messages": [
@@ -117,9 +122,14 @@ pub(crate) const TOOL_CALL_WITHOUT_RESULT: RuleSpec = RuleSpec {
             text: "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. (insufficient tool messages following tool_calls message)",
             source: "provider-errors.jsonl openai_chat-13",
         },
+        ProviderText {
+            provider: "bedrock",
+            text: "Expected toolResult blocks at messages.2.content for the following Ids: tooluse_H4V7nwUkPKObtlllGGYNx6",
+            source: "provider-errors.jsonl bedrock_converse-06",
+        },
     ],
     repair: Repair::Always("By default an error result saying the call was interrupted is inserted where the dialect wants it (policy drop-call removes the call instead); for DeepSeek Responses the late output is moved up to right after its call. Calls already reported as duplicates or id-less, and Gemini turns reported by function-response-count, are left to those rules."),
-    doc: "Every provider requires each client tool call to be answered by a result carrying its id before the conversation moves on; a crashed tool, a user interrupt or a trimmed history leaves a call unanswered.\nThe check pairs calls and results by id (Gemini: by name and order when ids are absent) and reports each unanswered call, grouping the ids of one turn into one provider text.\nDeepSeek's Responses endpoint (deepseek profile) also rejects a call whose output comes only after another assistant item (message or reasoning); that is reported here too, as DeepSeek words it.\nMust not flag: Anthropic `server_tool_use` (answered by the server in the same message), a call answered by an error result, a legacy chat `function_call` answered by a `function` message, Responses outputs placed after all parallel calls.\nGemini's text for this case (gemini-02) is quoted by the code but the evidence file files it under function-response-count.\nFix: insert an interrupted/error result (or drop the call with --missing-result drop-call), or move the late DeepSeek output up.",
+    doc: "Every provider requires each client tool call to be answered by a result carrying its id before the conversation moves on; a crashed tool, a user interrupt or a trimmed history leaves a call unanswered.\nThe check pairs calls and results by id (Gemini: by name and order when ids are absent) and reports each unanswered call, grouping the ids of one turn into one provider text.\nDeepSeek's Responses endpoint (deepseek profile) also rejects a call whose output comes only after another assistant item (message or reasoning); that is reported here too, as DeepSeek words it.\nMust not flag: Anthropic `server_tool_use` (answered by the server in the same message), a call answered by an error result, a legacy chat `function_call` answered by a `function` message, Responses outputs placed after all parallel calls.\nGemini's text for this case (gemini-02) is quoted by the code but the evidence file files it under function-response-count.\nFix: insert an interrupted/error result (or drop the call with --missing-result drop-call), or move the late DeepSeek output up.\nBedrock Converse names the message that should hold the results, not the call's; the synthesized result is a toolResult with status error.",
     example: r#"{
   "model": "gpt-4o",
   "messages": [
@@ -153,7 +163,7 @@ pub(crate) const TOOL_CALL_WITHOUT_RESULT: RuleSpec = RuleSpec {
 pub(crate) const TOOL_RESULT_NOT_ADJACENT: RuleSpec = RuleSpec {
     id: "tool-result-not-adjacent",
     summary: "a call's result exists but not where the dialect requires it (another message in between, or text before the results in an Anthropic user message)",
-    dialects: &[Dialect::OpenAiChat, Dialect::Anthropic, Dialect::Gemini],
+    dialects: &[Dialect::OpenAiChat, Dialect::Anthropic, Dialect::Gemini, Dialect::BedrockConverse],
     profiles: &["mistral"],
     severity: Severity::Error,
     provider_texts: &[
@@ -182,9 +192,14 @@ pub(crate) const TOOL_RESULT_NOT_ADJACENT: RuleSpec = RuleSpec {
             text: "Not the same number of function calls and responses",
             source: "provider-errors.jsonl openai_chat-10 (filed there under `tool-call-without-result`)",
         },
+        ProviderText {
+            provider: "bedrock",
+            text: "Expected toolResult blocks at messages.2.content for the following Ids: tooluse_H4V7nwUkPKObtlllGGYNx6",
+            source: "provider-errors.jsonl bedrock_converse-06 (the call's side of a result sent late)",
+        },
     ],
     repair: Repair::Always("Moves the result next to its call: into the run of tool messages right after the assistant message (chat), to the start of the next user message (Anthropic), or into the next turn (Gemini), creating that turn if needed. A result whose call cannot be found is left to tool-result-without-call."),
-    doc: "OpenAI chat wants a call's tool messages in the run right after the assistant message that made it; Anthropic wants the `tool_result` blocks at the very start of the next user message, before any text; Gemini wants the function response in the very next turn. Responses accepts outputs anywhere after the call, so this rule does not apply there (DeepSeek's stricter Responses placement is reported as tool-call-without-result).\nThe check pairs each result with its call and then tests the placement; a result that answers no call is tool-result-without-call instead.\nMust not flag: Anthropic results in another order than the calls, results followed by text in the same user message, a chat system message after a complete run of results, a second result after the first in the same run.\nOpenAI and Mistral answer a misplaced result with their unanswered-call texts (openai_chat-02, openai_chat-10; the evidence file files those under tool-call-without-result), and Anthropic with anthropic-14 (also filed under tool-call-without-result). Only openai_chat-41 (MiniMax) and gemini-09 are filed under this rule.\nFix: move the result to where it belongs; a text or message left empty by the move is dropped by empty-content.",
+    doc: "OpenAI chat wants a call's tool messages in the run right after the assistant message that made it; Anthropic wants the `tool_result` blocks at the very start of the next user message, before any text; Gemini wants the function response in the very next turn. Responses accepts outputs anywhere after the call, so this rule does not apply there (DeepSeek's stricter Responses placement is reported as tool-call-without-result).\nThe check pairs each result with its call and then tests the placement; a result that answers no call is tool-result-without-call instead.\nMust not flag: Anthropic results in another order than the calls, results followed by text in the same user message, a chat system message after a complete run of results, a second result after the first in the same run.\nOpenAI and Mistral answer a misplaced result with their unanswered-call texts (openai_chat-02, openai_chat-10; the evidence file files those under tool-call-without-result), and Anthropic with anthropic-14 (also filed under tool-call-without-result). Only openai_chat-41 (MiniMax) and gemini-09 are filed under this rule.\nFix: move the result to where it belongs; a text or message left empty by the move is dropped by empty-content.\nBedrock Converse: results go in the user message right after the call's message, anywhere in it (text beside them is accepted: recorded for Claude, Nova, Llama 4 and Writer, against the single report in bedrock_converse-09); moved results are put first.",
     example: r#"{
   "model": "gpt-4o",
   "messages": [
@@ -1283,6 +1298,8 @@ mod texts {
             ),
             // gemini-09
             Dialect::Gemini => "Please ensure that function response turn comes immediately after a function call turn.".into(),
+            // bedrock_converse-04
+            Dialect::BedrockConverse => format!("The number of toolResult blocks at messages.{at}.content exceeds the number of toolUse blocks of previous turn."),
         }
     }
 
@@ -1304,6 +1321,8 @@ mod texts {
             ),
             // gemini-02
             Dialect::Gemini => "Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn.".into(),
+            // bedrock_converse-06: it names the message that should hold the results.
+            Dialect::BedrockConverse => format!("Expected toolResult blocks at messages.{}.content for the following Ids: {ids}", at + 1),
         }
     }
 
@@ -1322,7 +1341,8 @@ mod texts {
             )),
             // anthropic-11
             Dialect::Anthropic => Some(format!("messages.{second}.content.{}: `tool_use` ids must be unique", sub.unwrap_or(0))),
-            Dialect::OpenAiResponses | Dialect::Gemini => None,
+            // No recorded text for Converse.
+            Dialect::OpenAiResponses | Dialect::Gemini | Dialect::BedrockConverse => None,
         }
     }
 }

@@ -15,7 +15,7 @@ use super::{Ctx, ProviderText, Repair, RuleSpec};
 pub(crate) const ROLE_ORDER: RuleSpec = RuleSpec {
     id: "role-order",
     summary: "roles in an order or of a kind the API rejects (system message in Anthropic messages, non user/model role in Gemini, a profile's ordering rules)",
-    dialects: &[Dialect::OpenAiChat, Dialect::Anthropic, Dialect::Gemini],
+    dialects: &[Dialect::OpenAiChat, Dialect::Anthropic, Dialect::Gemini, Dialect::BedrockConverse],
     profiles: &["bedrock", "mistral", "deepseek"],
     severity: Severity::Error,
     provider_texts: &[
@@ -59,9 +59,24 @@ pub(crate) const ROLE_ORDER: RuleSpec = RuleSpec {
             text: "Requests ending with a model turn are not supported.",
             source: "provider-errors.jsonl gemini-05",
         },
+        ProviderText {
+            provider: "bedrock",
+            text: "A conversation must alternate between user and assistant roles. Make sure the conversation alternates between user and assistant roles and try again.",
+            source: "provider-errors.jsonl bedrock_converse-01",
+        },
+        ProviderText {
+            provider: "bedrock",
+            text: "A conversation must start with a user message. Try again with a conversation that starts with a user message.",
+            source: "provider-errors.jsonl bedrock_converse-03",
+        },
+        ProviderText {
+            provider: "bedrock",
+            text: "This model does not support assistant message prefill. The conversation must end with a user message.",
+            source: "provider-errors.jsonl bedrock_converse-12",
+        },
     ],
     repair: Repair::Never("No fix: renaming, merging or reordering roles would change what the conversation says, so every finding is reported and the body is left as it is."),
-    doc: "Anthropic takes instructions in the top-level `system`, so a role:\"system\" message is an error; two user or two assistant messages in a row, or a first assistant message, are warnings on the first-party API (which merges them) and errors under the bedrock profile, which requires strict alternation starting with user.\nGemini contents accept only the roles user and model (error), and a request ending with a model turn is a warning (newer models reject it).\nOpenAI chat: an unknown role is an error; deepseek rejects `developer`; mistral rejects a user message right after a tool message and a last message from the assistant unless it has prefix: true.\nMust not flag: an OpenAI `developer` message (openai profile), mistral tool→assistant→user, an Anthropic final assistant prefill, a Gemini single turn without a role, a Bedrock alternating tool loop.\nThe code's DeepSeek text omits the row's \"`latest_reminder` at line 1 column …\" tail; Gemini's \"valid role\" text has no row in the evidence file. Responses has no role-order checks.",
+    doc: "Anthropic takes instructions in the top-level `system`, so a role:\"system\" message is an error; two user or two assistant messages in a row, or a first assistant message, are warnings on the first-party API (which merges them) and errors under the bedrock profile, which requires strict alternation starting with user.\nGemini contents accept only the roles user and model (error), and a request ending with a model turn is a warning (newer models reject it).\nOpenAI chat: an unknown role is an error; deepseek rejects `developer`; mistral rejects a user message right after a tool message and a last message from the assistant unless it has prefix: true.\nMust not flag: an OpenAI `developer` message (openai profile), mistral tool→assistant→user, an Anthropic final assistant prefill, a Gemini single turn without a role, a Bedrock alternating tool loop.\nThe code's DeepSeek text omits the row's \"`latest_reminder` at line 1 column …\" tail; Gemini's \"valid role\" text has no row in the evidence file. Responses has no role-order checks.\nBedrock Converse: roles are user and assistant, strictly alternating (Converse merges nothing); the first message is the user's except on Claude and Qwen (recorded: Claude Sonnet 4.5 accepted a history opening with the assistant; pydantic-ai documents Qwen), so give --model for those; Claude from the fifth generation (Sonnet 5) takes no final assistant prefill.",
     example: r#"{
   "contents": [
     {
@@ -277,10 +292,89 @@ pub(crate) fn roles_come_in_an_accepted_order(ctx: &Ctx, out: &mut Vec<Violation
                     }
                 }
             }
+            Dialect::BedrockConverse => converse_order(ctx, t, k, prev, history.len(), out),
             Dialect::OpenAiResponses => {}
         }
         prev = Some(t);
     }
+}
+
+/// Bedrock Converse: `user` and `assistant` only, strictly alternating (Converse merges
+/// nothing), starting with a user message where the model requires it, and ending with
+/// one where the model takes no prefill.
+fn converse_order(
+    ctx: &Ctx,
+    t: usize,
+    k: usize,
+    prev: Option<usize>,
+    len: usize,
+    out: &mut Vec<Violation>,
+) {
+    let turn = &ctx.chain.turns[t];
+    let path = turn.ptr;
+    let model = ctx.chain.facts.model.unwrap_or("");
+    if matches!(turn.role, Role::Other(_)) {
+        out.push(ctx.at_turn(
+            Rule::RoleOrder,
+            t,
+            format!(
+                "{path} has role \"{}\"; Converse messages are \"user\" or \"assistant\" (instructions go in the top-level `system`)",
+                turn.wire
+            ),
+        ));
+    }
+    if k == 0 && turn.role == Role::Assistant && !accepts_leading_assistant(model) {
+        out.push(
+            ctx.at_turn(
+                Rule::RoleOrder,
+                t,
+                format!("the first message ({path}) is from the assistant; Converse requires a user message first{}", if model.is_empty() { " (Claude and Qwen models accept it: pass --model to say which model serves the request)" } else { "" }),
+            )
+            .provider(Some("A conversation must start with a user message. Try again with a conversation that starts with a user message.".into())),
+        );
+    }
+    if let Some(p) = prev {
+        let pr = ctx.chain.turns[p].role;
+        if pr == turn.role && matches!(pr, Role::User | Role::Assistant) {
+            out.push(
+                ctx.at_turn(
+                    Rule::RoleOrder,
+                    t,
+                    format!("{path} is a second \"{}\" message in a row; Converse does not merge messages, so roles must alternate", turn.wire),
+                )
+                .provider(Some("A conversation must alternate between user and assistant roles. Make sure the conversation alternates between user and assistant roles and try again.".into())),
+            );
+        }
+    }
+    if k + 1 == len && k > 0 && turn.role == Role::Assistant && refuses_prefill(model) {
+        out.push(
+            ctx.at_turn(
+                Rule::RoleOrder,
+                t,
+                format!("the request ends with an assistant message ({path}); {model} takes no prefill, so the last message must be the user's"),
+            )
+            .provider(Some("This model does not support assistant message prefill. The conversation must end with a user message.".into())),
+        );
+    }
+}
+
+/// Models recorded or documented to accept a Converse history that opens with the
+/// assistant: Claude (recorded: Sonnet 4.5) and Qwen (pydantic-ai's Bedrock model notes).
+fn accepts_leading_assistant(model: &str) -> bool {
+    let m = model.to_ascii_lowercase();
+    m.contains("anthropic.claude") || m.contains("qwen")
+}
+
+/// Claude models from the fifth generation on take no assistant prefill (reported for
+/// Sonnet 5 on Converse, hermes-agent#105780).
+fn refuses_prefill(model: &str) -> bool {
+    let m = model.to_ascii_lowercase();
+    let Some(rest) = m.split("anthropic.claude-").nth(1) else {
+        return false;
+    };
+    rest.split('-')
+        .find_map(|s| s.parse::<u32>().ok())
+        .is_some_and(|generation| (5..100).contains(&generation))
 }
 
 /// Gemini: a model turn with function calls comes right after a user turn or a

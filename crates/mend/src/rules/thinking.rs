@@ -13,7 +13,7 @@ use super::{Ctx, ProviderText, Repair, RuleSpec};
 pub(crate) const THINKING_NOT_FIRST: RuleSpec = RuleSpec {
     id: "thinking-not-first",
     summary: "an Anthropic assistant message holds thinking but does not start with it, or (thinking on) the message that opened the current tool loop does not start with a thinking block",
-    dialects: &[Dialect::Anthropic],
+    dialects: &[Dialect::Anthropic, Dialect::BedrockConverse],
     profiles: &[],
     severity: Severity::Error,
     provider_texts: &[
@@ -37,9 +37,19 @@ pub(crate) const THINKING_NOT_FIRST: RuleSpec = RuleSpec {
             text: "The model returned the following errors: messages.1.content.0.type: Expected `thinking` or `redacted_thinking`, but found `tool_use`. When `thinking` is enabled, a final `assistant` message must start with a thinking block (preceeding the lastmost set of `tool_use` and `tool_result` blocks). We recommend you include thinking blocks from previous turns. To avoid this requirement, disable `thinking`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking",
             source: "provider-errors.jsonl bedrock_converse-02",
         },
+        ProviderText {
+            provider: "bedrock",
+            text: "If an assistant message contains any thinking blocks, the first block must be thinking. Found text",
+            source: "provider-errors.jsonl bedrock_converse-13",
+        },
+        ProviderText {
+            provider: "bedrock",
+            text: "The model returned the following errors: messages.1.content.0.type: Expected `thinking` or `redacted_thinking`, but found `tool_use`. When `thinking` is enabled, a final `assistant` message must start with a thinking block (preceeding the lastmost set of `tool_use` and `tool_result` blocks). We recommend you include thinking blocks from previous turns. To avoid this requirement, disable `thinking`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking",
+            source: "provider-errors.jsonl bedrock_converse-02",
+        },
     ],
     repair: Repair::Always("Reorders the message so its thinking and redacted_thinking blocks come first. A loop opener with no thinking block at all cannot get one back (a signed thinking block cannot be invented): thinking is turned off for the request (`thinking: {\"type\": \"disabled\"}`), as Anthropic's own error text advises, and the edit says so."),
-    doc: "Anthropic requires thinking blocks to come first in any assistant message that holds them, and with `thinking` enabled, the assistant message that opened the current tool loop (the history ends with a user message of tool results) must start with a thinking or redacted_thinking block.\nThe check flags both; a message already flagged for the first reason is not flagged again for the second.\nMust not flag: a redacted_thinking block opening the loop, a later step of the loop without thinking, an old loop without thinking once a new user turn started, no thinking blocks with thinking disabled.\nFix: move the thinking blocks to the front; when the opener has no thinking the client must disable thinking or restore the original blocks.",
+    doc: "Anthropic requires thinking blocks to come first in any assistant message that holds them, and with `thinking` enabled, the assistant message that opened the current tool loop (the history ends with a user message of tool results) must start with a thinking or redacted_thinking block.\nThe check flags both; a message already flagged for the first reason is not flagged again for the second.\nMust not flag: a redacted_thinking block opening the loop, a later step of the loop without thinking, an old loop without thinking once a new user turn started, no thinking blocks with thinking disabled.\nFix: move the thinking blocks to the front; when the opener has no thinking the client must disable thinking or restore the original blocks.\nBedrock Converse: reasoningContent blocks are the thinking blocks; thinking is on when additionalModelRequestFields.thinking.type is enabled or adaptive, and repair turns it off there.",
     example: r#"{
   "model": "claude-sonnet-4-20250514",
   "max_tokens": 4096,
@@ -92,7 +102,7 @@ pub(crate) const THINKING_NOT_FIRST: RuleSpec = RuleSpec {
 pub(crate) const THINKING_MODIFIED: RuleSpec = RuleSpec {
     id: "thinking-modified",
     summary: "an Anthropic thinking block cannot be sent as it is: unsigned, a redacted_thinking block without its data, or thinking in the final assistant message with thinking off",
-    dialects: &[Dialect::Anthropic],
+    dialects: &[Dialect::Anthropic, Dialect::BedrockConverse],
     profiles: &[],
     severity: Severity::Error,
     provider_texts: &[
@@ -121,9 +131,14 @@ pub(crate) const THINKING_MODIFIED: RuleSpec = RuleSpec {
             text: "messages.1.content.0: Invalid `signature` in `thinking` block",
             source: "provider-errors.jsonl anthropic-05",
         },
+        ProviderText {
+            provider: "bedrock",
+            text: "messages.N.content.1: thinking or redacted_thinking blocks in the latest assistant message cannot be modified. These blocks must remain as they were in the original response.",
+            source: "provider-errors.jsonl bedrock_converse-07",
+        },
     ],
     repair: Repair::Always("Drops the thinking block, which cannot be sent as it is. When the dropped block opened the current tool loop with thinking on, thinking-not-first then turns thinking off for the request."),
-    doc: "Anthropic requires thinking blocks to come back exactly as returned: signed, redacted_thinking with its opaque data, and no thinking in a final assistant message when thinking is disabled.\nThe check flags a thinking block without a signature (or an empty one), a redacted_thinking block without `data`, and with thinking disabled a thinking block in the final assistant message.\nIt cannot see a changed text or a forged signature (anthropic-02, anthropic-05 report those); mend does not verify signatures.\nMust not flag: earlier thinking blocks with thinking disabled, a signed block whose thinking text was omitted, signed thinking and redacted blocks in a loop.\nThe Responses \"encrypted content could not be verified\" rows (openai_responses-02, -08) are filed under this rule but the code has no Responses check for them.\nFix: drop the block.",
+    doc: "Anthropic requires thinking blocks to come back exactly as returned: signed, redacted_thinking with its opaque data, and no thinking in a final assistant message when thinking is disabled.\nThe check flags a thinking block without a signature (or an empty one), a redacted_thinking block without `data`, and with thinking disabled a thinking block in the final assistant message.\nIt cannot see a changed text or a forged signature (anthropic-02, anthropic-05 report those); mend does not verify signatures.\nMust not flag: earlier thinking blocks with thinking disabled, a signed block whose thinking text was omitted, signed thinking and redacted blocks in a loop.\nThe Responses \"encrypted content could not be verified\" rows (openai_responses-02, -08) are filed under this rule but the code has no Responses check for them.\nFix: drop the block.\nBedrock Converse: signatures are Claude's, so an unsigned reasoningText is flagged only for a Claude model (give --model) or with Claude's thinking switched on; DeepSeek-R1, Kimi and Qwen return reasoning without one. A redactedContent without data is flagged for every model. Thinking counts as off for Claude when additionalModelRequestFields has no thinking. Converse's text for a missing signature is not recorded.",
     example: r#"{
   "model": "claude-sonnet-4-20250514",
   "max_tokens": 4096,
@@ -263,7 +278,7 @@ pub(crate) fn thinking_comes_first(ctx: &Ctx, out: &mut Vec<Violation>) {
                         turn.first,
                         format!("{} holds thinking blocks but starts with a {found} block; thinking must come first", turn.ptr.render()),
                     )
-                    .provider(Some(thinking_not_first(ctx.turn_ix(t), &found, false)))
+                    .provider(Some(thinking_not_first(ctx.dialect, ctx.turn_ix(t), &found, false)))
                 );
             }
         }
@@ -317,7 +332,7 @@ pub(crate) fn thinking_comes_first(ctx: &Ctx, out: &mut Vec<Violation>) {
                         chain.turns[t].ptr.render()
                     ),
                 )
-                .provider(Some(thinking_not_first(ctx.turn_ix(t), &found, true)))
+                .provider(Some(thinking_not_first(ctx.dialect, ctx.turn_ix(t), &found, true)))
             );
         }
     }
@@ -327,6 +342,21 @@ pub(crate) fn thinking_comes_first(ctx: &Ctx, out: &mut Vec<Violation>) {
 /// not in a final assistant message when thinking is off.
 pub(crate) fn thinking_is_unmodified(ctx: &Ctx, out: &mut Vec<Violation>) {
     let chain = ctx.chain;
+    let (signs, thinking_off) = match ctx.dialect {
+        // Converse serves models that return unsigned reasoning (DeepSeek-R1, Kimi, Qwen):
+        // signatures are Claude's, and so is "thinking off" when the field is absent.
+        Dialect::BedrockConverse => {
+            let claude = chain
+                .facts
+                .model
+                .is_some_and(|m| m.contains("anthropic.claude"));
+            (
+                claude || chain.facts.thinking_enabled,
+                chain.facts.thinking_disabled || (claude && !chain.facts.thinking_enabled),
+            )
+        }
+        _ => (true, chain.facts.thinking_disabled),
+    };
     let last = (0..chain.turns.len())
         .rev()
         .find(|&t| ctx.is_history(&chain.turns[t]));
@@ -339,7 +369,7 @@ pub(crate) fn thinking_is_unmodified(ctx: &Ctx, out: &mut Vec<Violation>) {
         };
         let ix = ctx.turn_ix(node.turn);
         let sub = ctx.node_sub(n).unwrap_or(0);
-        if !signed {
+        if !signed && (signs || redacted) {
             let (message, provider) = if redacted {
                 (
                     format!("the redacted_thinking block at {} has no `data`; it must come back exactly as it was received", ctx.path(n)),
@@ -351,14 +381,14 @@ pub(crate) fn thinking_is_unmodified(ctx: &Ctx, out: &mut Vec<Violation>) {
                     format!("messages.{ix}.content.{sub}.thinking.signature: Field required"),
                 )
             };
+            // Converse has no recorded text for these.
+            let provider = (ctx.dialect != Dialect::BedrockConverse).then_some(provider);
             out.push(
                 ctx.at_node(Rule::ThinkingModified, n, message)
-                    .provider(Some(provider)),
+                    .provider(provider),
             );
         }
-        if chain.facts.thinking_disabled
-            && Some(node.turn) == last
-            && chain.turns[node.turn].role == Role::Assistant
+        if thinking_off && Some(node.turn) == last && chain.turns[node.turn].role == Role::Assistant
         {
             out.push(
                 ctx.at_node(
@@ -454,12 +484,21 @@ fn put_thinking_first(fx: &mut Fixer, v: &Violation) {
     let Some(blocks) = item.get("content").and_then(|c| c.as_array()) else {
         return;
     };
-    let is_thinking = |b: &&serde_json::Value| {
-        let ty = b.get("type").and_then(|t| t.as_str()).unwrap_or("");
-        ty == "thinking" || ty == "redacted_thinking"
-    };
-    let (thinking, rest): (Vec<_>, Vec<_>) = blocks.iter().partition(is_thinking);
-    let reordered: Vec<_> = thinking.into_iter().chain(rest).cloned().collect();
+    let thinking_at: Vec<usize> = chain
+        .turn_nodes(t)
+        .iter()
+        .filter(|m| matches!(m.kind, NodeKind::Reasoning { .. }))
+        .filter_map(|m| m.ptr.sub.map(|j| j as usize))
+        .collect();
+    let (thinking, rest): (Vec<_>, Vec<_>) = blocks
+        .iter()
+        .enumerate()
+        .partition(|(j, _)| thinking_at.contains(j));
+    let reordered: Vec<_> = thinking
+        .into_iter()
+        .chain(rest)
+        .map(|(_, b)| b.clone())
+        .collect();
     let mut item = item.clone();
     if let Some(o) = item.as_object_mut() {
         o.insert("content".into(), serde_json::Value::Array(reordered));
@@ -476,9 +515,27 @@ fn turn_thinking_off(fx: &mut Fixer, v: &Violation) {
     if !fx.chain().facts.thinking_enabled {
         return;
     }
-    if fx.set_body_field("thinking", Some(json!({"type": "disabled"}))) {
-        let detail = "turned thinking off for this request (`thinking: {\"type\": \"disabled\"}`), as Anthropic advises: the thinking block that opened the current tool loop is gone and cannot be recreated";
-        fx.note(v.rule, v.path.clone(), "set", detail.into());
+    let off = json!({"type": "disabled"});
+    let (field, value, shown) = if fx.dialect() == Dialect::BedrockConverse {
+        // Claude's switch lives in the model's own fields; the others there stay.
+        let mut fields = fx
+            .body
+            .get("additionalModelRequestFields")
+            .and_then(|f| f.as_object())
+            .cloned()
+            .unwrap_or_default();
+        fields.insert("thinking".into(), off);
+        (
+            "additionalModelRequestFields",
+            serde_json::Value::Object(fields),
+            "`additionalModelRequestFields.thinking: {\"type\": \"disabled\"}`",
+        )
+    } else {
+        ("thinking", off, "`thinking: {\"type\": \"disabled\"}`")
+    };
+    if fx.set_body_field(field, Some(value)) {
+        let detail = format!("turned thinking off for this request ({shown}), as Anthropic advises: the thinking block that opened the current tool loop is gone and cannot be recreated");
+        fx.note(v.rule, v.path.clone(), "set", detail);
     }
 }
 
@@ -543,7 +600,24 @@ fn signature_field(part: Option<&serde_json::Value>, key: &str) -> &'static str 
 
 /// `thinking-not-first`'s texts (anthropic-03 / anthropic-10, anthropic-27).
 /// `thinking-not-first`.
-fn thinking_not_first(at: u32, found: &str, loop_opener: bool) -> String {
+fn thinking_not_first(d: Dialect, at: u32, found: &str, loop_opener: bool) -> String {
+    if d == Dialect::BedrockConverse {
+        return if loop_opener {
+            // bedrock_converse-02: Claude's own text, in its own block names.
+            let found = if found == "toolUse" {
+                "tool_use"
+            } else {
+                found
+            };
+            format!(
+                "The model returned the following errors: {}",
+                thinking_not_first(Dialect::Anthropic, at, found, true)
+            )
+        } else {
+            // bedrock_converse-13
+            format!("If an assistant message contains any thinking blocks, the first block must be thinking. Found {found}")
+        };
+    }
     if loop_opener {
         // anthropic-03 / anthropic-10
         format!(

@@ -125,6 +125,7 @@ fn captured_strings(reply: &Reply) -> std::collections::HashSet<String> {
 fn content_of_event(dialect: Dialect, v: &Value) -> Vec<Value> {
     let get = |k: &str| v.get(k).cloned();
     match dialect {
+        Dialect::BedrockConverse => unreachable!("no Converse fixtures under ../shared/fixtures"),
         Dialect::OpenAiResponses => match v.get("type").and_then(Value::as_str) {
             Some("response.output_item.done") => get("item").into_iter().collect(),
             Some("response.completed") => v
@@ -572,6 +573,9 @@ fn a_cut_stream_is_an_error_that_says_where() {
         // Where the stream becomes complete: the last event that can end it.
         let text = String::from_utf8_lossy(&f.bytes);
         let marker = match f.dialect {
+            Dialect::BedrockConverse => {
+                unreachable!("no Converse fixtures under ../shared/fixtures")
+            }
             Dialect::Anthropic => "message_stop",
             Dialect::OpenAiResponses => "response.completed",
             Dialect::OpenAiChat => "finish_reason\":\"",

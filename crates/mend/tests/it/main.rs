@@ -1,6 +1,7 @@
 //! Integration tests of the mend library: the recorded fixtures, the data-driven cases,
 //! damage that must never panic, and the properties of repair and trim.
 
+mod bedrock_fixtures;
 mod cases;
 mod catalog;
 mod fixtures;

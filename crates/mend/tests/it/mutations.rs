@@ -382,7 +382,7 @@ fn hold_request(dialect: Dialect, opts: u8, body: &Value) {
 }
 
 fn hold_text(dialect: Dialect, opts: u8, text: &[u8]) {
-    let mut data = vec![(opts << 2) | d_index(dialect)];
+    let mut data = vec![props::selector(dialect, opts)];
     data.extend_from_slice(text);
     props::check(&data);
     props::repair(&data);
@@ -395,7 +395,7 @@ fn request_mutant(sources: &[Source], i: usize) -> (String, Box<dyn Fn() + Send>
     let src = &sources[i % sources.len()];
     let mut rng = Lcg::seeded(i, 0x5eed);
     let dialect = src.dialect;
-    let opts = rng.byte() >> 2;
+    let opts = rng.byte() % (255 / props::DIALECTS);
     if rng.below(8) == 0 {
         let (text, op) = mutate_text(&src.body, &mut rng);
         let what = format!("{} ({op}): {}", src.name, String::from_utf8_lossy(&text));
@@ -524,7 +524,7 @@ fn response_mutants() {
         let d = src.dialect;
         if rng.below(4) == 0 {
             let (text, op) = mutate_text(&src.body, &mut rng);
-            let mut data = vec![d_index(d)];
+            let mut data = vec![props::selector(d, 0)];
             data.extend_from_slice(&text);
             let what = format!("{} ({op})", src.name);
             (what, Box::new(move || props::response(&data)))
@@ -534,10 +534,6 @@ fn response_mutants() {
             (what, Box::new(move || props::response_value(d, &body)))
         }
     });
-}
-
-fn d_index(d: Dialect) -> u8 {
-    Dialect::ALL.iter().position(|x| *x == d).unwrap_or(0) as u8
 }
 
 /// One mutant of an SSE stream: events dropped, repeated or swapped, the stream cut at a
@@ -634,7 +630,7 @@ fn stream_mutants() {
         let mut rng = Lcg::seeded(i, 0xfeed);
         let (text, op) = mutate_stream(bytes, &mut rng);
         // The selector's high bits pick where the stream is cut in two.
-        let mut data = vec![(rng.byte() & !3) | d_index(*d)];
+        let mut data = vec![props::selector(*d, rng.byte() % (255 / props::DIALECTS))];
         data.extend_from_slice(&text);
         let what = format!("{name} ({op})");
         (what, Box::new(move || props::stream(&data)))
@@ -731,7 +727,7 @@ fn next_mutants() {
         let (name, d, request, resp) = &sources[i % n];
         let d = *d;
         let mut rng = Lcg::seeded(i, 0x7e47);
-        let opts = rng.byte() >> 2;
+        let opts = rng.byte() % (255 / props::DIALECTS);
         let (body, op) = if i < n {
             (request.clone(), "as recorded")
         } else {

@@ -152,7 +152,11 @@ fn every_next_case_gives_its_expected_body() {
         ["000", "001"],
         "the two seeds of the issue have cases"
     );
-    for d in Dialect::ALL {
+    // Converse streams are AWS event-stream frames, read once its capture exists.
+    for d in Dialect::ALL
+        .into_iter()
+        .filter(|d| *d != Dialect::BedrockConverse)
+    {
         assert!(sse_dialects.contains(&d), "no SSE case for {d}");
     }
 }

@@ -58,6 +58,7 @@ fn render(d: Dialect, ex: &[Exchange]) -> Value {
         items.push(match d {
             Dialect::Gemini => json!({"role": "user", "parts": [{"text": question}]}),
             Dialect::OpenAiResponses => json!({"role": "user", "content": question}),
+            Dialect::BedrockConverse => json!({"role": "user", "content": [{"text": question}]}),
             _ => json!({"role": "user", "content": question}),
         });
         for s in &x.steps {
@@ -68,6 +69,7 @@ fn render(d: Dialect, ex: &[Exchange]) -> Value {
                     match d {
                         Dialect::Anthropic => format!("toolu_{:024}", next_call * 10 + k),
                         Dialect::Gemini => format!("fc{next_call}"),
+                        Dialect::BedrockConverse => format!("tooluse_{:022}", next_call * 10 + k),
                         _ => format!("call_{next_call:020}"),
                     }
                 })
@@ -127,6 +129,21 @@ fn render(d: Dialect, ex: &[Exchange]) -> Value {
                         .collect();
                     items.push(json!({"role": "user", "parts": results}));
                 }
+                Dialect::BedrockConverse => {
+                    let mut blocks = vec![
+                        json!({"reasoningContent": {"reasoningText": {"text": "let me look", "signature": "EqQBCkYIBxgCKkB"}}}),
+                    ];
+                    for id in &ids {
+                        blocks.push(json!({"toolUse": {"toolUseId": id, "name": "lookup", "input": {"q": 1}}}));
+                    }
+                    items.push(json!({"role": "assistant", "content": blocks}));
+                    let results: Vec<Value> = s
+                        .order
+                        .iter()
+                        .map(|&k| json!({"toolResult": {"toolUseId": ids[k], "content": [{"text": format!("result {k}")}], "status": "success"}}))
+                        .collect();
+                    items.push(json!({"role": "user", "content": results}));
+                }
             }
         }
         resp += 1;
@@ -140,6 +157,7 @@ fn render(d: Dialect, ex: &[Exchange]) -> Value {
             }
             Dialect::Anthropic => json!({"role": "assistant", "content": [{"type": "thinking", "thinking": "done", "signature": "EqQBCkYIBxgCKkB"}, {"type": "text", "text": format!("answer {e}")}]}),
             Dialect::Gemini => json!({"role": "model", "parts": [{"text": format!("answer {e}")}]}),
+            Dialect::BedrockConverse => json!({"role": "assistant", "content": [{"reasoningContent": {"reasoningText": {"text": "done", "signature": "EqQBCkYIBxgCKkB"}}}, {"text": format!("answer {e}")}]}),
         });
     }
     let last = "and now?";
@@ -155,6 +173,15 @@ fn render(d: Dialect, ex: &[Exchange]) -> Value {
         }
         Dialect::Gemini => {
             json!({"contents": items.into_iter().chain([json!({"role": "user", "parts": [{"text": last}]})]).collect::<Vec<_>>()})
+        }
+        Dialect::BedrockConverse => {
+            json!({
+                "system": [{"text": "be brief"}],
+                "messages": items.into_iter().chain([json!({"role": "user", "content": [{"text": last}]})]).collect::<Vec<_>>(),
+                "toolConfig": {"tools": [{"toolSpec": {"name": "lookup", "inputSchema": {"json": {"type": "object"}}}}]},
+                "inferenceConfig": {"maxTokens": 1024},
+                "additionalModelRequestFields": {"thinking": {"type": "enabled", "budget_tokens": 2048}},
+            })
         }
     }
 }
@@ -231,6 +258,7 @@ fn strip(v: &mut Value) {
                 "call_id",
                 "tool_call_id",
                 "tool_use_id",
+                "toolUseId",
                 "thoughtSignature",
                 "signature",
             ] {
@@ -270,7 +298,8 @@ fn dialects() -> impl Strategy<Value = Dialect> {
         Just(Dialect::OpenAiChat),
         Just(Dialect::OpenAiResponses),
         Just(Dialect::Anthropic),
-        Just(Dialect::Gemini)
+        Just(Dialect::Gemini),
+        Just(Dialect::BedrockConverse)
     ]
 }
 

@@ -6,6 +6,7 @@ use serde_json::{json, Value};
 /// A valid history that ends in a tool result.
 pub fn valid(d: Dialect) -> Value {
     match d {
+        Dialect::BedrockConverse => unreachable!("Converse has no gateway route yet"),
         Dialect::OpenAiChat => json!({"model": "gpt-4o", "messages": [
             {"role": "user", "content": "weather in Paris?"},
             {"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function",
@@ -51,6 +52,7 @@ pub fn unanswered(d: Dialect) -> Value {
 /// The provider's words for [`unanswered`], as mend quotes them.
 pub fn unanswered_provider_text(d: Dialect) -> &'static str {
     match d {
+        Dialect::BedrockConverse => unreachable!("Converse has no gateway route yet"),
         Dialect::OpenAiChat => {
             "An assistant message with 'tool_calls' must be followed by tool messages"
         }

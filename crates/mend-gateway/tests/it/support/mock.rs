@@ -337,11 +337,16 @@ fn provider(rec: &Received, n: u64) -> Response {
         (Dialect::Anthropic, true) => sse_response(anthropic_sse(&model, &outs, n)),
         (Dialect::Gemini, false) => json_response(200, &gemini_json(&model, &outs, n, true)),
         (Dialect::Gemini, true) => sse_response(gemini_sse(&model, &outs, n)),
+        (Dialect::BedrockConverse, _) => json_response(
+            501,
+            &json!({"message": "this mock does not answer Converse requests"}),
+        ),
     }
 }
 
 fn refuse_without_credentials(dialect: Dialect, rec: &Received) -> Option<Response> {
     match dialect {
+        Dialect::BedrockConverse => None,
         Dialect::OpenAiChat | Dialect::OpenAiResponses => {
             let ok = rec
                 .header("authorization")
@@ -449,6 +454,7 @@ fn first_tool(dialect: Dialect, body: &Value) -> Option<String> {
         Dialect::Gemini => t
             .pointer("/functionDeclarations/0/name")
             .or_else(|| t.pointer("/function_declarations/0/name")),
+        Dialect::BedrockConverse => None,
     };
     name.and_then(Value::as_str).map(str::to_string)
 }
@@ -461,6 +467,7 @@ fn last_tool_result(dialect: Dialect, body: &Value) -> Option<String> {
         other => other.to_string(),
     };
     match dialect {
+        Dialect::BedrockConverse => None,
         Dialect::OpenAiChat => (last["role"] == "tool").then(|| text(&last["content"])),
         Dialect::OpenAiResponses => {
             (last["type"] == "function_call_output").then(|| text(&last["output"]))

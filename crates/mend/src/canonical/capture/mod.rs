@@ -177,6 +177,7 @@ pub fn read_response_value(dialect: Dialect, body: &Value) -> Result<Reply, Capt
         Dialect::OpenAiResponses => openai_responses::read_response(o),
         Dialect::Anthropic => anthropic::read_response(o),
         Dialect::Gemini => gemini::read_response(o),
+        Dialect::BedrockConverse => Err(format!("{dialect} responses cannot be read yet")),
     };
     r.map_err(|what| wrong(&what))
 }
@@ -278,6 +279,7 @@ enum State {
     Responses(openai_responses::Stream),
     Anthropic(anthropic::Stream),
     Gemini(gemini::Stream),
+    Unsupported(Dialect),
 }
 
 impl State {
@@ -287,6 +289,11 @@ impl State {
             State::Responses(s) => s.event(ev),
             State::Anthropic(s) => s.event(ev),
             State::Gemini(s) => s.event(ev),
+            State::Unsupported(d) => Err(CaptureError::new(
+                CaptureErrorKind::Malformed,
+                0,
+                format!("{d} streams cannot be read yet"),
+            )),
         }
     }
 
@@ -296,6 +303,11 @@ impl State {
             State::Responses(s) => s.finish(end),
             State::Anthropic(s) => s.finish(end),
             State::Gemini(s) => s.finish(end),
+            State::Unsupported(d) => Err(CaptureError::new(
+                CaptureErrorKind::Malformed,
+                end,
+                format!("{d} streams cannot be read yet"),
+            )),
         }
     }
 }
@@ -338,6 +350,7 @@ impl StreamCapture {
             Dialect::OpenAiResponses => State::Responses(openai_responses::Stream::default()),
             Dialect::Anthropic => State::Anthropic(anthropic::Stream::default()),
             Dialect::Gemini => State::Gemini(gemini::Stream::default()),
+            Dialect::BedrockConverse => State::Unsupported(dialect),
         };
         StreamCapture {
             dialect,

@@ -1,0 +1,398 @@
+//! AWS Bedrock Converse (`POST /model/{modelId}/converse` and `converse-stream`):
+//! `system` (a list of blocks) + `messages[]` of `{role, content: [block]}`.
+//!
+//! A content block is a single-key union without a `type` tag: `{"text"}`,
+//! `{"toolUse": {toolUseId, name, input}}`, `{"toolResult": {toolUseId, content,
+//! status}}`, `{"reasoningContent": {"reasoningText": {text, signature}} |
+//! {"redactedContent"}}`, media (`image`, `document`, `video`), and markers
+//! (`cachePoint`, `guardContent`, `citationsContent`). Nodes point at the block; the
+//! call id lives one level down, under the union key (see [`INNER`]).
+//!
+//! The body carries no model: it is in the URL, so callers pass it (`--model`, the
+//! gateway's route). Server tools (Nova's code interpreter) are `toolUse` blocks with
+//! `"type": "server_tool_use"` whose `toolResult` sits in the same assistant message.
+
+use serde_json::{Map, Value};
+
+use super::openai_chat::approx_size;
+use super::{blank, kind_of, malformed};
+use crate::chain::{CallKind, Chain, NodeKind, Ptr, Role};
+use crate::violation::Violation;
+
+const ROOT: &str = "messages";
+
+/// The union keys under which a call's and a result's `toolUseId` live.
+pub(crate) const INNER: (&str, &str) = ("toolUse", "toolResult");
+
+pub(crate) fn map<'a>(
+    body: &'a Map<String, Value>,
+    chain: &mut Chain<'a>,
+    out: &mut Vec<Violation>,
+) {
+    read_thinking(body, chain);
+    chain.facts.tools_declared = body.get("toolConfig").is_some_and(|t| !t.is_null());
+    match body.get("system") {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(blocks)) => {
+            chain.begin_turn(
+                Role::System,
+                "system",
+                Ptr::root("system"),
+                approx_size(&body["system"]),
+            );
+            for (j, b) in blocks.iter().enumerate() {
+                let p = Ptr::item("system", j);
+                match b.as_object().and_then(|o| single_key(o)) {
+                    Some(("text", Value::String(t))) => {
+                        chain.push(NodeKind::Text { blank: blank(t) }, p)
+                    }
+                    Some(("cachePoint" | "guardContent", _)) => {}
+                    _ => malformed(
+                        out,
+                        p,
+                        None,
+                        format!(
+                            "system[{j}] is not a system block (`{{\"text\": string}}`, `cachePoint` or `guardContent`)"
+                        ),
+                    ),
+                }
+            }
+        }
+        Some(other) => malformed(
+            out,
+            Ptr::root("system"),
+            None,
+            format!(
+                "`system` is {} but must be an array of system blocks",
+                kind_of(other)
+            ),
+        ),
+    }
+    let msgs = match body.get(ROOT) {
+        Some(Value::Array(a)) => {
+            chain.facts.history_is_array = true;
+            a
+        }
+        Some(other) => {
+            malformed(
+                out,
+                Ptr::root(ROOT),
+                None,
+                format!("`messages` is {} but must be an array", kind_of(other)),
+            );
+            return;
+        }
+        None => {
+            malformed(
+                out,
+                Ptr::BODY,
+                None,
+                "the body has no `messages` array".into(),
+            );
+            return;
+        }
+    };
+    for (i, m) in msgs.iter().enumerate() {
+        map_message(i, m, chain, out);
+    }
+}
+
+/// Claude's extended thinking travels in `additionalModelRequestFields.thinking`.
+fn read_thinking(body: &Map<String, Value>, chain: &mut Chain) {
+    let thinking = body
+        .get("additionalModelRequestFields")
+        .and_then(|f| f.get("thinking"))
+        .and_then(|t| t.get("type"))
+        .and_then(Value::as_str);
+    match thinking {
+        Some("enabled" | "adaptive") => chain.facts.thinking_enabled = true,
+        Some("disabled") => chain.facts.thinking_disabled = true,
+        _ => {}
+    }
+}
+
+/// The one key of a union block, with its value; None when it has none or several.
+fn single_key(o: &Map<String, Value>) -> Option<(&str, &Value)> {
+    let mut it = o.iter();
+    let (k, v) = it.next()?;
+    it.next().is_none().then_some((k.as_str(), v))
+}
+
+fn map_message<'a>(i: usize, m: &'a Value, chain: &mut Chain<'a>, out: &mut Vec<Violation>) {
+    let ptr = Ptr::item(ROOT, i);
+    let Some(m) = m.as_object() else {
+        malformed(
+            out,
+            ptr,
+            None,
+            format!("messages[{i}] is {} but must be an object", kind_of(m)),
+        );
+        chain.begin_turn(Role::Other("?"), "?", ptr, 0);
+        return;
+    };
+    let wire_role = match m.get("role") {
+        Some(Value::String(r)) => r.as_str(),
+        _ => {
+            malformed(
+                out,
+                ptr,
+                Some("role"),
+                format!("messages[{i}] has no string `role`"),
+            );
+            "?"
+        }
+    };
+    let role = match wire_role {
+        "user" => Role::User,
+        "assistant" => Role::Assistant,
+        other => Role::Other(other),
+    };
+    let size = m.get("content").map(approx_size).unwrap_or(0);
+    chain.begin_turn(role, wire_role, ptr, size);
+    match m.get("content") {
+        None | Some(Value::Null) => chain.mark_empty(),
+        Some(Value::Array(blocks)) => {
+            if blocks.is_empty() {
+                chain.mark_empty();
+            }
+            for (j, b) in blocks.iter().enumerate() {
+                map_block(i, j, b, chain, out);
+            }
+        }
+        Some(other) => malformed(
+            out,
+            ptr,
+            Some("content"),
+            format!(
+                "messages[{i}].content is {} but must be an array of content blocks",
+                kind_of(other)
+            ),
+        ),
+    }
+}
+
+fn map_block<'a>(
+    i: usize,
+    j: usize,
+    b: &'a Value,
+    chain: &mut Chain<'a>,
+    out: &mut Vec<Violation>,
+) {
+    let p = Ptr::sub(ROOT, i, "content", j);
+    let Some(o) = b.as_object() else {
+        malformed(
+            out,
+            p,
+            None,
+            format!(
+                "messages[{i}].content[{j}] is {} but a content block is an object",
+                kind_of(b)
+            ),
+        );
+        return;
+    };
+    let Some((key, v)) = single_key(o) else {
+        let keys: Vec<&str> = o.keys().map(String::as_str).collect();
+        malformed(
+            out,
+            p,
+            None,
+            format!(
+                "messages[{i}].content[{j}] has {} but a content block sets exactly one member (`text`, `toolUse`, `toolResult`, `reasoningContent`, `image`, ...)",
+                if keys.is_empty() { "no member".to_string() } else { format!("the members {}", keys.join(", ")) }
+            ),
+        );
+        return;
+    };
+    let s = |k: &str| v.get(k).and_then(Value::as_str);
+    let kind = match key {
+        "text" => match v {
+            Value::String(t) => NodeKind::Text { blank: blank(t) },
+            _ => {
+                malformed(
+                    out,
+                    p,
+                    Some("text"),
+                    format!(
+                        "messages[{i}].content[{j}].text is {} but must be a string",
+                        kind_of(v)
+                    ),
+                );
+                return;
+            }
+        },
+        "image" | "document" | "video" | "audio" => NodeKind::Media,
+        "toolUse" | "toolResult" if !v.is_object() => {
+            malformed(
+                out,
+                p,
+                Some(key),
+                format!(
+                    "messages[{i}].content[{j}].{key} is {} but must be an object",
+                    kind_of(v)
+                ),
+            );
+            return;
+        }
+        "toolUse" => NodeKind::Call {
+            call_id: s("toolUseId"),
+            name: s("name"),
+            item_id: None,
+            kind: if s("type") == Some("server_tool_use") {
+                CallKind::Server
+            } else {
+                CallKind::Client
+            },
+            wire: "toolUse",
+            signed: false,
+        },
+        "toolResult" => NodeKind::Result {
+            call_id: s("toolUseId"),
+            name: None,
+            // Server tool results carry their own `type` (Nova's code interpreter).
+            kind: match s("type") {
+                Some(t) if t != "tool_result" => CallKind::Server,
+                _ => CallKind::Client,
+            },
+            wire: "toolResult",
+        },
+        "reasoningContent" => match reasoning(v) {
+            Some(kind) => kind,
+            None => {
+                let found = v
+                    .as_object()
+                    .and_then(|r| {
+                        r.keys()
+                            .find(|k| *k != "reasoningText" && *k != "redactedContent")
+                    })
+                    .map(String::as_str)
+                    .unwrap_or("?");
+                malformed(
+                    out,
+                    p,
+                    Some("reasoningContent"),
+                    format!(
+                        "messages[{i}].content[{j}].reasoningContent is neither `reasoningText` ({{text, signature}}) nor `redactedContent`"
+                    ),
+                );
+                if let Some(last) = out.last_mut() {
+                    last.provider_error = Some(format!(
+                        "Unknown parameter in messages[{i}].content[{j}].reasoningContent: \"{found}\", must be one of: reasoningText, redactedContent"
+                    ));
+                }
+                return;
+            }
+        },
+        other => NodeKind::Other { wire: other },
+    };
+    chain.push(kind, p);
+}
+
+/// A `reasoningContent` union as a reasoning node; None when it is neither form.
+fn reasoning(v: &Value) -> Option<NodeKind<'_>> {
+    if let Some(r) = v.get("reasoningText") {
+        r.get("text").and_then(Value::as_str)?;
+        return Some(NodeKind::Reasoning {
+            item_id: None,
+            signed: r
+                .get("signature")
+                .and_then(Value::as_str)
+                .is_some_and(|s| !s.is_empty()),
+            encrypted: false,
+            redacted: false,
+            wire: "reasoningContent",
+        });
+    }
+    let data = v.get("redactedContent")?;
+    Some(NodeKind::Reasoning {
+        item_id: None,
+        signed: data.as_str().is_some_and(|d| !d.is_empty()),
+        encrypted: true,
+        redacted: true,
+        wire: "reasoningContent",
+    })
+}
+
+/// A `toolResult` block answering `tool_use_id`, marked as an error (for repair).
+pub(crate) fn synthesized_result(tool_use_id: &str, text: &str) -> Value {
+    serde_json::json!({"toolResult": {"toolUseId": tool_use_id, "content": [{"text": text}], "status": "error"}})
+}
+
+/// A `toolResult` block that answers no call, kept as a text block.
+pub(crate) fn result_as_text(block: &Value) -> Value {
+    let r = block.get("toolResult");
+    let id = r
+        .and_then(|r| r.get("toolUseId"))
+        .and_then(Value::as_str)
+        .unwrap_or("?");
+    let content = match r.and_then(|r| r.get("content")) {
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .map(|p| match (p.get("text"), p.get("json")) {
+                (Some(Value::String(t)), _) => t.clone(),
+                (_, Some(j)) => j.to_string(),
+                _ => p.to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+        Some(other) => other.to_string(),
+        None => String::new(),
+    };
+    serde_json::json!({"text": format!("[result of tool call {id}]\n{content}")})
+}
+
+/// The model named in a Converse URL path (`/model/{modelId}/converse[-stream]`),
+/// URL-decoded; None when the path is not a Converse route.
+pub fn model_from_path(path: &str) -> Option<String> {
+    let path = path.split('?').next().unwrap_or(path);
+    let rest = path.split("/model/").nth(1)?;
+    let (id, op) = rest.rsplit_once('/')?;
+    if !matches!(op, "converse" | "converse-stream") || id.is_empty() {
+        return None;
+    }
+    Some(percent_decode(id))
+}
+
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut k = 0;
+    while k < b.len() {
+        let hex = |c: u8| (c as char).to_digit(16);
+        match (
+            b[k],
+            b.get(k + 1).copied().and_then(hex),
+            b.get(k + 2).copied().and_then(hex),
+        ) {
+            (b'%', Some(h), Some(l)) => {
+                out.push((h * 16 + l) as u8);
+                k += 3;
+            }
+            (c, _, _) => {
+                out.push(c);
+                k += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_model_comes_from_the_path() {
+        assert_eq!(
+            model_from_path("/model/us.anthropic.claude-sonnet-4-5-20250929-v1%3A0/converse"),
+            Some("us.anthropic.claude-sonnet-4-5-20250929-v1:0".into())
+        );
+        assert_eq!(
+            model_from_path("/model/arn%3Aaws%3Abedrock%3Aus-east-1%3A1%3Aapplication-inference-profile%2Fx/converse-stream"),
+            Some("arn:aws:bedrock:us-east-1:1:application-inference-profile/x".into())
+        );
+        assert_eq!(model_from_path("/model/x/invoke"), None);
+        assert_eq!(model_from_path("/model//converse"), None);
+        assert_eq!(model_from_path("/model/%zz/converse"), Some("%zz".into()));
+    }
+}
