@@ -213,18 +213,29 @@ fn without_ids(v: &Value) -> Value {
 }
 
 fn strip_ids(v: &Value, depth: u8) -> Value {
-    const IDS: [&str; 5] = [
+    const IDS: [&str; 6] = [
         "id",
         "call_id",
         "tool_call_id",
         "tool_use_id",
+        "toolUseId",
         "thoughtSignature",
     ];
     match v {
         Value::Object(o) if depth > 0 => Value::Object(
             o.iter()
                 .filter(|(k, _)| !IDS.contains(&k.as_str()))
-                .map(|(k, v)| (k.clone(), strip_ids(v, depth - 1)))
+                .map(|(k, v)| {
+                    // Repair may write arguments stored as an object as their JSON text:
+                    // the same call either way.
+                    let v = match (k.as_str(), v) {
+                        ("arguments", Value::String(text)) => {
+                            serde_json::from_str(text).unwrap_or_else(|_| v.clone())
+                        }
+                        _ => strip_ids(v, depth - 1),
+                    };
+                    (k.clone(), v)
+                })
                 .collect(),
         ),
         other => other.clone(),

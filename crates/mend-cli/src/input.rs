@@ -200,8 +200,10 @@ pub fn parse(bytes: &[u8]) -> Result<Value, BadInput> {
 }
 
 /// Run the rules over a parsed body. A body whose dialect cannot be told, whose
-/// provider does not fit, or whose history cannot be read at all (a `malformed`
-/// finding at the body or at the history key itself) is bad input, not a verdict.
+/// provider does not fit, or that has no history at all (not an object, or no history
+/// key: a `malformed` finding at the body itself) is bad input, not a verdict. A history
+/// key of the wrong type (`"messages": {...}`) is a body of the dialect with a broken
+/// history: its `malformed` finding is reported like any other.
 pub fn analyze<'a>(body: &'a Value, opts: &'a CheckOptions) -> Result<Analysis<'a>, BadInput> {
     let analysis = mend::analyze(body, opts).map_err(|e| match e {
         mend::Error::Parse(p) => BadInput {
@@ -219,14 +221,7 @@ pub fn analyze<'a>(body: &'a Value, opts: &'a CheckOptions) -> Result<Analysis<'
 
 /// The `malformed` finding that means there is no history to speak of.
 fn unreadable_history(a: &Analysis<'_>) -> Option<BadInput> {
-    mend::unreadable_history(a.dialect, &a.violations).map(|v| {
-        if v.path.is_empty() {
-            BadInput::new(format!("cannot read it as {}: {}", a.dialect, v.message))
-        } else {
-            BadInput::new(format!(
-                "cannot read it as {}: {}: {}",
-                a.dialect, v.path, v.message
-            ))
-        }
-    })
+    mend::unreadable_history(a.dialect, &a.violations)
+        .filter(|v| v.path.is_empty())
+        .map(|v| BadInput::new(format!("cannot read it as {}: {}", a.dialect, v.message)))
 }

@@ -71,6 +71,8 @@ pub(crate) enum Defect {
     TrailingWhitespace,
     /// OpenAI chat: `tool_calls` is an empty array.
     EmptyToolCalls,
+    /// OpenAI chat: a tool call's `function.arguments` is JSON but not a string.
+    ArgumentsNotString,
 }
 
 impl Violation {

@@ -110,24 +110,48 @@ fn an_undetectable_dialect_says_which_were_possible() {
 }
 
 #[test]
-fn a_history_that_cannot_be_read_at_all() {
-    let why = one_bad(br#"{"messages": "hi"}"#, &["--dialect", "openai_chat"]);
+fn a_body_without_a_history_is_bad_input() {
+    let why = one_bad(br#"{"model": "gpt-4o"}"#, &["--dialect", "openai_chat"]);
     assert_eq!(
         why,
-        "cannot read it as openai_chat: /messages: `messages` is a string but must be an array of messages"
+        "cannot read it as openai_chat: the body has no `messages` array"
     );
-    let why = one_bad(br#"{"model": "gpt-4o"}"#, &["--dialect", "openai_chat"]);
-    assert!(why.starts_with("cannot read it as openai_chat: "), "{why}");
-    let why = one_bad(br#"{"contents": {"role": "user"}}"#, &[]);
-    assert!(
-        why.starts_with("cannot read it as gemini: /contents: "),
-        "{why}"
-    );
-    let why = one_bad(br#"{"input": 42}"#, &[]);
-    assert!(
-        why.starts_with("cannot read it as openai_responses: /input: "),
-        "{why}"
-    );
+    let why = one_bad(br#"{"model": "x"}"#, &["--dialect", "gemini"]);
+    assert!(why.starts_with("cannot read it as gemini: "), "{why}");
+}
+
+/// A history key of the wrong type is a body of the dialect whose history is broken: a
+/// `malformed` finding in the report (exit 1), in text and in JSON, not a usage error.
+#[test]
+fn a_history_of_the_wrong_type_is_a_malformed_finding() {
+    for (body, dialect, path) in [
+        (&br#"{"messages": "hi"}"#[..], "openai_chat", "/messages"),
+        (
+            br#"{"model": "gpt-4o", "messages": {"role": "user", "content": "hi"}}"#,
+            "openai_chat",
+            "/messages",
+        ),
+        (br#"{"contents": {"role": "user"}}"#, "gemini", "/contents"),
+        (br#"{"input": 42}"#, "openai_responses", "/input"),
+        (
+            br#"{"messages": {"role": "user"}, "inferenceConfig": {}}"#,
+            "bedrock_converse",
+            "/messages",
+        ),
+    ] {
+        let dir = folder_with(&[("body.json", body)]);
+        let file = arg(&dir, "body.json");
+        let r = run(&["check", "--dialect", dialect, "--json", &file]);
+        assert_eq!(r.code, 1, "{r:?}");
+        let report: serde_json::Value = serde_json::from_str(&r.stdout).expect("a JSON report");
+        let found = &report["violations"];
+        assert_eq!(found.as_array().map(Vec::len), Some(1), "{}", r.stdout);
+        assert_eq!(found[0]["rule"], "malformed");
+        assert_eq!(found[0]["path"], path);
+        let text = run(&["check", "--dialect", dialect, &file]);
+        assert_eq!(text.code, 1);
+        assert!(text.stdout.contains("error[malformed]"), "{}", text.stdout);
+    }
 }
 
 #[test]

@@ -159,8 +159,8 @@ pub(crate) const MALFORMED: RuleSpec = RuleSpec {
             source: "provider-errors.jsonl bedrock_converse-14",
         },
     ],
-    repair: Repair::Sometimes("Removes an empty tool_calls array from an OpenAI chat assistant message, and trims trailing white space from a final Anthropic assistant prefill. Every other shape problem is reported and left alone; a body with no readable history is a usage error (exit 2), not a finding."),
-    doc: "Each dialect reader reports shapes it cannot read (a value of the wrong type, a block or part without its type, a missing required field) as malformed with a JSON pointer, instead of failing.\nAlso reported here: an OpenAI chat `tool_calls: []` and an empty function name, an Anthropic final assistant prefill ending in white space, and under strict profiles the fields a provider rejects: groq and cerebras unknown message fields (e.g. reasoning_content, timestamp), fireworks unknown tool call fields, xai a name on a non-user message.\nMust not flag: unknown fields under the generic profile (kept verbatim), Anthropic document and image blocks, Gemini fileData and code-execution parts, Responses input as a plain string.\nThe code quotes Groq's wording for Cerebras too; the Cerebras row (openai_chat-33) reads \"messages.2.assistant.reasoning_content: property '…' is unsupported\". The empty tool_calls row (openai_chat-08) matches but is not quoted (the finding has no provider text).\nFix: only the two safe edits above; everything else needs the client fixed.\nBedrock Converse: a content block is a union that sets exactly one member (text, toolUse, toolResult, reasoningContent, image, document, video, cachePoint, guardContent, citationsContent); content is always a list; reasoningContent is reasoningText {text, signature} or redactedContent.",
+    repair: Repair::Sometimes("Removes an empty tool_calls array from an OpenAI chat assistant message, writes a chat call's `function.arguments` object as its JSON text, and trims trailing white space from a final Anthropic assistant prefill. Every other shape problem is reported and left alone. A body with no history at all (not an object, or no history key) is a usage error for the CLI (exit 2); a history key of the wrong type is this finding."),
+    doc: "Each dialect reader reports shapes it cannot read (a value of the wrong type, a block or part without its type, a missing required field) as malformed with a JSON pointer, instead of failing.\nAlso reported here: an OpenAI chat `tool_calls: []` and an empty function name, an Anthropic final assistant prefill ending in white space, and under strict profiles the fields a provider rejects: groq and cerebras unknown message fields (e.g. reasoning_content, timestamp), fireworks unknown tool call fields, xai a name on a non-user message.\nMust not flag: unknown fields under the generic profile (kept verbatim), Anthropic document and image blocks, Gemini fileData and code-execution parts, Responses input as a plain string.\nThe code quotes Groq's wording for Cerebras too; the Cerebras row (openai_chat-33) reads \"messages.2.assistant.reasoning_content: property '…' is unsupported\". The empty tool_calls row (openai_chat-08) matches but is not quoted (the finding has no provider text).\nFix: only the two safe edits above; everything else needs the client fixed.\nBedrock Converse: a content block is a union that sets exactly one member (text, toolUse, toolResult, reasoningContent, image, document, video, cachePoint, guardContent, citationsContent); content is always a list; reasoningContent is reasoningText {text, signature} or redactedContent.\nOpenAI chat also: `function.arguments` that is not a string (an object stored parsed: OpenAI's type error, its wording for wrong types; repair writes the JSON text), and content parts of another dialect (Anthropic tool_use, tool_result, thinking, server tool blocks; Responses input_text, output_text, input_image, input_file, function_call) with OpenAI's enum error wording (the exact text for these types is not recorded; qwen-code#1888 shows a compatible API's instance). Types chat-compatible APIs add (video_url, document_url, ...) are not flagged.",
     example: r#"{
   "model": "gpt-4o",
   "messages": [
@@ -454,6 +454,23 @@ fn reshape_the_known_defects(fx: &mut Fixer, v: &Violation) {
             if ptr.item.is_some() && fx.set_field(ptr, "tool_calls", None) {
                 let detail = "removed the empty tool_calls array";
                 fx.note(v.rule, v.path.clone(), "drop", detail.into());
+            }
+        }
+        Some(Defect::ArgumentsNotString) => {
+            let Some(n) = v.loc.node else { return };
+            let ptr = fx.chain().nodes[n].ptr;
+            let Some(call) = fx.value_at(ptr) else { return };
+            let (Some(function), Some(args)) =
+                (call.get("function"), call.pointer("/function/arguments"))
+            else {
+                return;
+            };
+            let mut function = function.clone();
+            function["arguments"] = Value::String(args.to_string());
+            if fx.claim(n) && fx.set_field(ptr, "function", Some(function)) {
+                let detail =
+                    "wrote the arguments object as its JSON text, the string the API takes";
+                fx.note(v.rule, v.path.clone(), "set", detail.into());
             }
         }
         None => {}

@@ -220,6 +220,27 @@ fn map_content<'a>(
     }
 }
 
+/// Whose block a content part of another dialect is, by its type: the types Anthropic
+/// and the Responses API use that no chat-compatible API takes in `content`.
+fn foreign_part(t: &str) -> Option<&'static str> {
+    match t {
+        "tool_use" | "tool_result" | "thinking" | "redacted_thinking" | "server_tool_use"
+        | "mcp_tool_use" | "mcp_tool_result" | "container_upload" | "search_result" => {
+            Some("an Anthropic")
+        }
+        t if t.ends_with("_tool_result") => Some("an Anthropic"),
+        "input_text"
+        | "output_text"
+        | "input_image"
+        | "input_file"
+        | "summary_text"
+        | "reasoning_text"
+        | "function_call"
+        | "function_call_output" => Some("a Responses API"),
+        _ => None,
+    }
+}
+
 /// One entry of a `content` array.
 fn map_part<'a>(i: usize, j: usize, p: &'a Value, chain: &mut Chain<'a>, out: &mut Vec<Violation>) {
     let pptr = Ptr::sub(ROOT, i, "content", j);
@@ -241,7 +262,21 @@ fn map_part<'a>(i: usize, j: usize, p: &'a Value, chain: &mut Chain<'a>, out: &m
         },
         Some("refusal") => NodeKind::Text { blank: false },
         Some("image_url" | "input_audio" | "file" | "image" | "audio") => NodeKind::Media,
-        Some(t) => NodeKind::Other { wire: t },
+        Some(t) => {
+            if let Some(origin) = foreign_part(t) {
+                out.push(
+                    Violation::error(
+                        Rule::Malformed,
+                        pptr.render_with("type"),
+                        format!("messages[{i}].content[{j}] is {origin} `{t}` block, which chat messages do not take (calls go in `tool_calls`, results in `tool` messages, text as `text` parts)"),
+                    )
+                    .provider(Some(format!(
+                        "Invalid value: '{t}'. Supported values are: 'text', 'image_url', 'input_audio', 'refusal', 'audio', and 'file'."
+                    ))),
+                );
+            }
+            NodeKind::Other { wire: t }
+        }
         None => {
             malformed(
                 out,
@@ -393,6 +428,25 @@ fn map_call<'a>(i: usize, j: usize, c: &'a Value, chain: &mut Chain<'a>, out: &m
             format!("messages[{i}].tool_calls[{j}] has no `function.name`"),
         ),
         _ => {}
+    }
+    // `arguments` is the JSON text of the arguments; a client that stored the parsed
+    // object sends an object, which OpenAI refuses by type.
+    if let Some(args) = c.get("function").and_then(|f| f.get("arguments")) {
+        if !args.is_string() && !args.is_null() {
+            let kind = kind_of(args);
+            out.push(
+                Violation::error(
+                    Rule::Malformed,
+                    format!("{}/function/arguments", cptr.render()),
+                    format!("messages[{i}].tool_calls[{j}].function.arguments is {kind}; it must be the arguments' JSON text, a string"),
+                )
+                .provider(Some(format!(
+                    "Invalid type for 'messages[{i}].tool_calls[{j}].function.arguments': expected a string, but got {kind} instead."
+                )))
+                .at_node(chain.nodes.len(), chain.turns.len().saturating_sub(1))
+                .with_defect(Defect::ArgumentsNotString),
+            );
+        }
     }
     chain.push(
         NodeKind::Call {
