@@ -369,7 +369,10 @@ async fn assert_kept(
         .iter()
         .map(|m| serde_json::from_str(&m.raw).unwrap())
         .collect();
-    let body = serde_json::json!({ dialect.history_key(): history });
+    let mut body = serde_json::json!({ dialect.history_key(): history });
+    if dialect == mend::Dialect::Anthropic {
+        body["max_tokens"] = serde_json::json!(1024);
+    }
     let report = mend::check_value(
         &body,
         &mend::CheckOptions {

@@ -156,6 +156,14 @@ pub(crate) fn judge(
     Ok(introduced)
 }
 
+/// Whether a finding is about the stored messages, not about the request a history is
+/// sent in: the request's own fields (`max_tokens`, ...), its tool declarations and its
+/// cache breakpoints are the caller's to set when it sends the history.
+fn about_the_history(v: &Violation, key: &str) -> bool {
+    let in_history = v.path == format!("/{key}") || v.path.starts_with(&format!("/{key}/"));
+    in_history && !matches!(v.rule, Rule::ToolsUndeclared | Rule::CacheBreakpoints)
+}
+
 /// The findings of a request body's history that a continuation cannot settle.
 fn blamable(v: &Validation, body: Value) -> Result<Vec<Violation>> {
     let opts = v.options();
@@ -168,6 +176,7 @@ fn blamable(v: &Validation, body: Value) -> Result<Vec<Violation>> {
     let found: Vec<Violation> = analysis
         .violations
         .into_iter()
+        .filter(|x| about_the_history(x, key))
         .filter(|x| {
             let turn = turn_of(x, &analysis.chain, key);
             let waiting = matches!(

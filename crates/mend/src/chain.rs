@@ -279,6 +279,12 @@ pub struct Facts<'a> {
     pub history_is_array: bool,
     /// Tools are declared for the request (Bedrock Converse `toolConfig`).
     pub tools_declared: bool,
+    /// Anthropic: the blocks that carry `cache_control`, in the order the cache reads the
+    /// request (tools, system, messages). Breakpoints nested deeper (inside a
+    /// `tool_result`'s content) are only counted, in `nested_cache_points`.
+    pub cache_points: Vec<Ptr>,
+    /// Anthropic: `cache_control` breakpoints nested inside other blocks.
+    pub nested_cache_points: usize,
 }
 
 /// The history as the rules see it.

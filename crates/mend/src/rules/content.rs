@@ -116,6 +116,34 @@ pub(crate) const TOOLS_UNDECLARED: RuleSpec = RuleSpec {
     fix: None,
 };
 
+pub(crate) const CACHE_BREAKPOINTS: RuleSpec = RuleSpec {
+    id: "cache-breakpoints",
+    summary: "more than four blocks carry cache_control (Anthropic allows four cache breakpoints per request)",
+    dialects: &[Dialect::Anthropic],
+    profiles: &[],
+    severity: Severity::Error,
+    provider_texts: &[ProviderText {
+        provider: "anthropic",
+        text: "A maximum of 4 blocks with cache_control may be provided. Found 5.",
+        source: "Anthropic.SDK#50, continue#6937, vellum-assistant#18023; Vertex too (envoyproxy/ai-gateway#1712)",
+    }],
+    repair: Repair::Sometimes("Removes `cache_control` from the earliest breakpoints until four are left. The cache reads the request as tools, then system, then messages, and a breakpoint caches everything before it, so each removed breakpoint's prefix is still inside a later one's; only the cheaper hits on the shorter prefixes are lost. Breakpoints nested inside a tool_result's content are counted but not moved: when they alone exceed the limit, the finding stays."),
+    doc: "Anthropic counts every block that carries `cache_control` in the request (tool definitions, system blocks, message content blocks, including blocks inside a tool_result's content) and refuses more than four. Agents that mark the system prompt, the tools and the last few user turns go over as the conversation grows (continue#6937, vellum-assistant#18023).\nThe check counts the breakpoints the reader found and reports one finding at the fifth.\nMust not flag: four or fewer, `cache_control: null`.\nBedrock Converse's `cachePoint` blocks have their own limit, whose text is not recorded: not checked.",
+    example: r#"{
+  "model": "claude-sonnet-4-5",
+  "max_tokens": 1024,
+  "system": [{"type": "text", "text": "You are terse.", "cache_control": {"type": "ephemeral"}}],
+  "messages": [
+    {"role": "user", "content": [{"type": "text", "text": "one", "cache_control": {"type": "ephemeral"}}]},
+    {"role": "assistant", "content": [{"type": "text", "text": "two", "cache_control": {"type": "ephemeral"}}]},
+    {"role": "user", "content": [{"type": "text", "text": "three", "cache_control": {"type": "ephemeral"}}]},
+    {"role": "assistant", "content": [{"type": "text", "text": "four"}]},
+    {"role": "user", "content": [{"type": "text", "text": "five", "cache_control": {"type": "ephemeral"}}]}
+  ]
+}"#,
+    fix: Some(keep_four_breakpoints),
+};
+
 pub(crate) const MALFORMED: RuleSpec = RuleSpec {
     id: "malformed",
     summary: "the body does not have the dialect's shape (wrong type, missing or unknown field), or a field the chosen provider rejects",
@@ -160,7 +188,7 @@ pub(crate) const MALFORMED: RuleSpec = RuleSpec {
         },
     ],
     repair: Repair::Sometimes("Removes an empty tool_calls array from an OpenAI chat assistant message, writes a chat call's `function.arguments` object as its JSON text, and trims trailing white space from a final Anthropic assistant prefill. Every other shape problem is reported and left alone. A body with no history at all (not an object, or no history key) is a usage error for the CLI (exit 2); a history key of the wrong type is this finding."),
-    doc: "Each dialect reader reports shapes it cannot read (a value of the wrong type, a block or part without its type, a missing required field) as malformed with a JSON pointer, instead of failing.\nAlso reported here: an OpenAI chat `tool_calls: []` and an empty function name, an Anthropic final assistant prefill ending in white space, and under strict profiles the fields a provider rejects: groq and cerebras unknown message fields (e.g. reasoning_content, timestamp), fireworks unknown tool call fields, xai a name on a non-user message.\nMust not flag: unknown fields under the generic profile (kept verbatim), Anthropic document and image blocks, Gemini fileData and code-execution parts, Responses input as a plain string.\nThe code quotes Groq's wording for Cerebras too; the Cerebras row (openai_chat-33) reads \"messages.2.assistant.reasoning_content: property '…' is unsupported\". The empty tool_calls row (openai_chat-08) matches but is not quoted (the finding has no provider text).\nFix: only the two safe edits above; everything else needs the client fixed.\nBedrock Converse: a content block is a union that sets exactly one member (text, toolUse, toolResult, reasoningContent, image, document, video, cachePoint, guardContent, citationsContent); content is always a list; reasoningContent is reasoningText {text, signature} or redactedContent.\nOpenAI chat also: `function.arguments` that is not a string (an object stored parsed: OpenAI's type error, its wording for wrong types; repair writes the JSON text), and content parts of another dialect (Anthropic tool_use, tool_result, thinking, server tool blocks; Responses input_text, output_text, input_image, input_file, function_call) with OpenAI's enum error wording (the exact text for these types is not recorded; qwen-code#1888 shows a compatible API's instance). Types chat-compatible APIs add (video_url, document_url, ...) are not flagged.",
+    doc: "Each dialect reader reports shapes it cannot read (a value of the wrong type, a block or part without its type, a missing required field) as malformed with a JSON pointer, instead of failing.\nAlso reported here: an OpenAI chat `tool_calls: []` and an empty function name, an Anthropic final assistant prefill ending in white space, and under strict profiles the fields a provider rejects: groq and cerebras unknown message fields (e.g. reasoning_content, timestamp), fireworks unknown tool call fields, xai a name on a non-user message.\nMust not flag: unknown fields under the generic profile (kept verbatim), Anthropic document and image blocks, Gemini fileData and code-execution parts, Responses input as a plain string.\nThe code quotes Groq's wording for Cerebras too; the Cerebras row (openai_chat-33) reads \"messages.2.assistant.reasoning_content: property '…' is unsupported\". The empty tool_calls row (openai_chat-08) matches but is not quoted (the finding has no provider text).\nFix: only the two safe edits above; everything else needs the client fixed.\nBedrock Converse: a content block is a union that sets exactly one member (text, toolUse, toolResult, reasoningContent, image, document, video, cachePoint, guardContent, citationsContent); content is always a list; reasoningContent is reasoningText {text, signature} or redactedContent.\nOpenAI chat also: `function.arguments` that is not a string (an object stored parsed: OpenAI's type error, its wording for wrong types; repair writes the JSON text), and content parts of another dialect (Anthropic tool_use, tool_result, thinking, server tool blocks; Responses input_text, output_text, input_image, input_file, function_call) with OpenAI's enum error wording (the exact text for these types is not recorded; qwen-code#1888 shows a compatible API's instance). Types chat-compatible APIs add (video_url, document_url, ...) are not flagged.\nAnthropic also: a missing or non-integer `max_tokens` (\"max_tokens: Field required\", the API's validation wording; every deployment, Vertex and Bedrock InvokeModel included, requires it). Reported, never filled in: the limit is the caller's choice.",
     example: r#"{
   "model": "gpt-4o",
   "messages": [
@@ -353,6 +381,34 @@ pub(crate) fn tool_history_has_tools(ctx: &Ctx, out: &mut Vec<Violation>) {
     }
 }
 
+/// The most `cache_control` breakpoints Anthropic takes in one request.
+const MAX_CACHE_POINTS: usize = 4;
+
+/// Anthropic: at most four blocks carry `cache_control`.
+pub(crate) fn cache_breakpoints_fit(ctx: &Ctx, out: &mut Vec<Violation>) {
+    let facts = &ctx.chain.facts;
+    let found = facts.cache_points.len() + facts.nested_cache_points;
+    if found <= MAX_CACHE_POINTS {
+        return;
+    }
+    let path = facts
+        .cache_points
+        .get(MAX_CACHE_POINTS)
+        .or(facts.cache_points.last())
+        .map(|p| p.render())
+        .unwrap_or_default();
+    out.push(
+        Violation::error(
+            Rule::CacheBreakpoints,
+            path,
+            format!("{found} blocks carry cache_control; Anthropic takes at most {MAX_CACHE_POINTS} cache breakpoints per request"),
+        )
+        .provider(Some(format!(
+            "A maximum of {MAX_CACHE_POINTS} blocks with cache_control may be provided. Found {found}."
+        ))),
+    );
+}
+
 /// Anthropic: the final assistant message (a prefill) does not end with white space.
 pub(crate) fn prefill_has_no_trailing_whitespace(ctx: &Ctx, out: &mut Vec<Violation>) {
     let Some(ptr) = ctx.chain.facts.final_trailing_whitespace else {
@@ -474,6 +530,48 @@ fn reshape_the_known_defects(fx: &mut Fixer, v: &Violation) {
             }
         }
         None => {}
+    }
+}
+
+/// `cache-breakpoints`: the earliest breakpoints lose their `cache_control` until four
+/// are left (see the spec for why the earliest).
+fn keep_four_breakpoints(fx: &mut Fixer, v: &Violation) {
+    let facts = &fx.chain().facts;
+    let found = facts.cache_points.len() + facts.nested_cache_points;
+    let surplus = found
+        .saturating_sub(MAX_CACHE_POINTS)
+        .min(facts.cache_points.len());
+    let dropped: Vec<crate::chain::Ptr> = facts.cache_points[..surplus].to_vec();
+    for root in ["tools", "system"] {
+        let Some(Value::Array(items)) = fx.body.get(root) else {
+            continue;
+        };
+        let at: Vec<usize> = dropped
+            .iter()
+            .filter(|p| p.root == root)
+            .filter_map(|p| p.item.map(|i| i as usize))
+            .collect();
+        if at.is_empty() {
+            continue;
+        }
+        let mut items = items.clone();
+        for &j in &at {
+            if let Some(o) = items.get_mut(j).and_then(Value::as_object_mut) {
+                o.shift_remove("cache_control");
+            }
+        }
+        fx.set_body_field(root, Some(Value::Array(items)));
+    }
+    for p in dropped.iter().filter(|p| p.root == "messages") {
+        fx.set_field(*p, "cache_control", None);
+    }
+    for p in &dropped {
+        fx.note(
+            v.rule,
+            p.render(),
+            "drop",
+            "removed this cache_control breakpoint: a later one caches the same prefix".into(),
+        );
     }
 }
 

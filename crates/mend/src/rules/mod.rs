@@ -10,7 +10,7 @@
 //! | `rules/pairing.rs` | `tool-result-without-call`, `tool-call-without-result`, `tool-result-not-adjacent`, `duplicate-call-id`, `function-response-count` |
 //! | `rules/ids.rs` | `invalid-call-id` |
 //! | `rules/roles.rs` | `role-order`, `function-call-position` |
-//! | `rules/content.rs` | `empty-content`, `tools-undeclared`, `malformed` |
+//! | `rules/content.rs` | `empty-content`, `tools-undeclared`, `cache-breakpoints`, `malformed` |
 //! | `rules/reasoning.rs` | `reasoning-without-follower`, `call-without-reasoning`, `follower-id-mismatch`, `missing-reasoning-content` |
 //! | `rules/thinking.rs` | `thinking-not-first`, `thinking-modified`, `missing-thought-signature` |
 //!
@@ -158,6 +158,8 @@ catalog! {
     MissingReasoningContent => reasoning::MISSING_REASONING_CONTENT,
     /// Tool blocks in the history while the request declares no tools.
     ToolsUndeclared => content::TOOLS_UNDECLARED,
+    /// More than four cache breakpoints.
+    CacheBreakpoints => content::CACHE_BREAKPOINTS,
     /// The body does not have the dialect's shape.
     Malformed => content::MALFORMED,
 }
@@ -323,6 +325,7 @@ pub(crate) fn run(ctx: &Ctx, out: &mut Vec<Violation>) -> Vec<(usize, usize)> {
         }
         Dialect::Anthropic => {
             content::prefill_has_no_trailing_whitespace(ctx, out);
+            content::cache_breakpoints_fit(ctx, out);
             thinking::thinking_comes_first(ctx, out);
             thinking::thinking_is_unmodified(ctx, out);
         }

@@ -533,24 +533,34 @@ impl<'a> Pairing<'_, 'a> {
         out: &mut Vec<Violation>,
     ) {
         let ctx = self.ctx;
-        if call_id.is_some_and(|id| self.server_ids.contains_key(id)) {
+        let turn = ctx.chain.nodes[n].turn;
+        let call_turn = call_id
+            .and_then(|id| self.server_ids.get(id))
+            .map(|&c| ctx.chain.nodes[c].turn);
+        // A server tool runs inside the model's turn: its result is in the message of its
+        // call, or in a message of the same run of assistant messages (which the API
+        // reads as one). Behind a user message, it answers nothing there.
+        let same_run = call_turn.is_some_and(|c| {
+            (c..=turn).all(|t| ctx.chain.turns[t].role == ctx.chain.turns[turn].role)
+        });
+        if same_run {
             return;
         }
         let id = call_id.unwrap_or("");
-        let turn = ctx.chain.nodes[n].turn;
+        let message = match call_turn {
+            Some(c) => format!("the {wire} block answers server tool call `{id}`, but that call is in {}, an earlier message behind another speaker's; a server tool's result stays in its call's message", ctx.chain.turns[c].ptr),
+            None => format!("the {wire} block answers server tool call `{id}`, but no earlier server tool call has that id"),
+        };
         out.push(
-            ctx.at_node(
-                Rule::ToolResultWithoutCall,
-                n,
-                format!("the {wire} block answers server tool call `{id}`, but no earlier server tool call has that id"),
-            )
-            .provider((ctx.dialect == Dialect::Anthropic).then(|| {
-                format!(
-                    "messages.{}.content.{}: unexpected `tool_use_id` found in `{wire}` blocks: {id}. Each `{wire}` block must have a corresponding `server_tool_use` block in the same message.",
-                    ctx.turn_ix(turn),
-                    ctx.node_sub(n).unwrap_or(0)
-                )
-            })),
+            ctx.at_node(Rule::ToolResultWithoutCall, n, message)
+                .provider((ctx.dialect == Dialect::Anthropic).then(|| {
+                    // anthropic-13
+                    format!(
+                        "messages.{}.content.{}: unexpected `tool_use_id` found in `{wire}` blocks: {id}. Each `{wire}` block must have a corresponding `server_tool_use` block before it.",
+                        ctx.turn_ix(turn),
+                        ctx.node_sub(n).unwrap_or(0)
+                    )
+                })),
         );
     }
 

@@ -23,6 +23,31 @@ pub(crate) fn map<'a>(
     chain: &mut Chain<'a>,
     out: &mut Vec<Violation>,
 ) {
+    read_cache_points(body, chain);
+    // Every Anthropic deployment (API, Vertex, Bedrock InvokeModel) requires the limit.
+    match body.get("max_tokens") {
+        Some(Value::Number(n)) if n.as_u64().is_some_and(|n| n >= 1) => {}
+        None => {
+            malformed(
+                out,
+                Ptr::BODY,
+                Some("max_tokens"),
+                "the body has no `max_tokens`; the Messages API requires the output limit".into(),
+            );
+            if let Some(v) = out.last_mut() {
+                v.provider_error = Some("max_tokens: Field required".into());
+            }
+        }
+        Some(other) => malformed(
+            out,
+            Ptr::BODY,
+            Some("max_tokens"),
+            format!(
+                "`max_tokens` is {} but must be a positive integer",
+                kind_of(other)
+            ),
+        ),
+    }
     match body
         .get("thinking")
         .and_then(|t| t.get("type"))
@@ -96,6 +121,44 @@ pub(crate) fn map<'a>(
         map_message(i, m, chain, out);
     }
     chain.facts.final_trailing_whitespace = final_trailing_whitespace(msgs);
+}
+
+/// Every `cache_control` breakpoint, in the cache's order: tools, system, messages.
+fn read_cache_points(body: &Map<String, Value>, chain: &mut Chain) {
+    let marked = |v: &Value| v.get("cache_control").is_some_and(|c| !c.is_null());
+    let mut points = Vec::new();
+    let mut nested = 0;
+    if let Some(Value::Array(tools)) = body.get("tools") {
+        points.extend(
+            (0..tools.len())
+                .filter(|&j| marked(&tools[j]))
+                .map(|j| Ptr::item("tools", j)),
+        );
+    }
+    if let Some(Value::Array(blocks)) = body.get("system") {
+        points.extend(
+            (0..blocks.len())
+                .filter(|&j| marked(&blocks[j]))
+                .map(|j| Ptr::item("system", j)),
+        );
+    }
+    if let Some(Value::Array(msgs)) = body.get(ROOT) {
+        for (i, m) in msgs.iter().enumerate() {
+            let Some(Value::Array(blocks)) = m.get("content") else {
+                continue;
+            };
+            for (j, b) in blocks.iter().enumerate() {
+                if marked(b) {
+                    points.push(Ptr::sub(ROOT, i, "content", j));
+                }
+                if let Some(Value::Array(inner)) = b.get("content") {
+                    nested += inner.iter().filter(|x| marked(x)).count();
+                }
+            }
+        }
+    }
+    chain.facts.cache_points = points;
+    chain.facts.nested_cache_points = nested;
 }
 
 /// Where the final assistant message's text ends with white space, if it does.
