@@ -268,6 +268,8 @@ pub struct Facts<'a> {
     pub thinking_disabled: bool,
     /// Some part carries a Gemini `thoughtSignature`, so the model is one that signs.
     pub signatures_seen: bool,
+    /// Gemini: the generation config sets `thinkingLevel`, which only Gemini 3 takes.
+    pub thinking_level_set: bool,
     /// The request continues state kept by the provider (Responses `previous_response_id`,
     /// `conversation`, or `item_reference` items), so results may answer calls not in the body.
     pub continues_stored_state: bool,

@@ -256,6 +256,15 @@ const ALIASES: &[(&str, &str)] = &[
     ("together", "generic"),
 ];
 
+/// OpenAI's own model names: `gpt-*` (not the open-weight `gpt-oss`, which other
+/// providers serve), `chatgpt-*`, and the `o1` / `o3` / `o4` reasoning families.
+fn openai_model(m: &str) -> bool {
+    let family = |p: &str| m == p || m.starts_with(&format!("{p}-"));
+    (m.starts_with("gpt-") && !m.starts_with("gpt-oss"))
+        || m.starts_with("chatgpt-")
+        || ["o1", "o3", "o4"].iter().any(|p| family(p))
+}
+
 impl Profile {
     /// Look a profile up by name or alias.
     pub fn named(name: &str) -> Option<&'static Profile> {
@@ -298,8 +307,16 @@ impl Profile {
         .any(|p| m.starts_with(p))
         {
             Profile::named("mistral")
-        } else if m.starts_with("kimi") && m.contains("thinking") {
+        } else if m.starts_with("kimi") || m.starts_with("moonshot") {
             Profile::named("moonshot")
+        } else if m.starts_with("grok") {
+            Profile::named("xai")
+        } else if m.starts_with("claude") {
+            Profile::named("anthropic")
+        } else if m.starts_with("gemini") {
+            Profile::named("gemini")
+        } else if openai_model(m) {
+            Profile::named("openai")
         } else {
             None
         }
@@ -419,6 +436,26 @@ mod tests {
             Profile::for_model("mistralai/mistral-large").map(|p| p.name),
             Some("mistral")
         );
-        assert!(Profile::for_model("gpt-5").is_none());
+        for (model, profile) in [
+            ("gpt-5", Some("openai")),
+            ("openai/gpt-4o", Some("openai")),
+            ("o4-mini", Some("openai")),
+            ("o3", Some("openai")),
+            ("chatgpt-4o-latest", Some("openai")),
+            ("gpt-oss-120b", None),
+            ("olmo-2", None),
+            ("claude-sonnet-4-5", Some("anthropic")),
+            ("gemini-2.5-pro", Some("gemini")),
+            ("grok-4", Some("xai")),
+            ("kimi-k2-0905-preview", Some("moonshot")),
+            ("moonshot-v1-8k", Some("moonshot")),
+            ("llama-3.3-70b", None),
+        ] {
+            assert_eq!(
+                Profile::for_model(model).map(|p| p.name),
+                profile,
+                "{model}"
+            );
+        }
     }
 }

@@ -214,7 +214,7 @@ fn bad_inputs_do_not_stop_the_others() {
     assert_eq!(
         r.stdout,
         format!(
-            "{}: valid (openai_chat, provider generic)\n",
+            "{}: valid (openai_chat, provider openai)\n",
             arg(&dir, "2-valid.json")
         )
     );
@@ -299,7 +299,7 @@ fn a_100_mb_body() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(
         r.stdout,
-        format!("{looped}: valid (openai_chat, provider generic)\n")
+        format!("{looped}: valid (openai_chat, provider openai)\n")
     );
     eprintln!("100 MB tool loop checked in {:?}", started.elapsed());
 

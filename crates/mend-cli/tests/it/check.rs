@@ -70,7 +70,8 @@ fn provider_dialect_and_model_options_reach_the_library() {
         VALID_CHAT.into(),
     );
     assert_eq!(r.code, 0);
-    assert_eq!(r.json()["provider"], "generic");
+    // The body's model (gpt-4o) names OpenAI.
+    assert_eq!(r.json()["provider"], "openai");
 
     let r = run_with_stdin(
         &["check", "--json", "--model", "deepseek-chat", "-"],
@@ -227,7 +228,7 @@ fn jsonl_checks_each_line_and_names_it() {
     let out: Vec<&str> = r.stdout.lines().collect();
     assert_eq!(
         out[0],
-        format!("{file}:1: valid (openai_chat, provider generic)")
+        format!("{file}:1: valid (openai_chat, provider openai)")
     );
     assert!(out[1].starts_with(&format!(
         "{file}:4 /messages/1/tool_calls/0 error[tool-call-without-result]"
@@ -268,7 +269,7 @@ fn jsonl_folders_take_jsonl_files() {
     assert_eq!(
         r.stdout,
         format!(
-            "{}:1: valid (openai_chat, provider generic)\n",
+            "{}:1: valid (openai_chat, provider openai)\n",
             arg(&dir, "x/1.jsonl")
         )
     );
@@ -278,7 +279,7 @@ fn jsonl_folders_take_jsonl_files() {
 fn stdin_is_read_with_a_dash() {
     let r = run_with_stdin(&["check", "-"], VALID_CHAT.into());
     assert_eq!(r.code, 0);
-    assert_eq!(r.stdout, "<stdin>: valid (openai_chat, provider generic)\n");
+    assert_eq!(r.stdout, "<stdin>: valid (openai_chat, provider openai)\n");
 }
 
 #[test]

@@ -47,6 +47,16 @@ pub(crate) fn map<'a>(
             );
         }
     }
+    let config = body
+        .get("generationConfig")
+        .or_else(|| body.get("generation_config"));
+    let thinking =
+        config.and_then(|c| c.get("thinkingConfig").or_else(|| c.get("thinking_config")));
+    chain.facts.thinking_level_set = thinking.is_some_and(|t| {
+        t.get("thinkingLevel")
+            .or_else(|| t.get("thinking_level"))
+            .is_some()
+    });
     let contents = match body.get(ROOT) {
         Some(Value::Array(a)) => {
             chain.facts.history_is_array = true;
