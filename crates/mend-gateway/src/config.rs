@@ -203,6 +203,9 @@ impl ConfigError {
 ///
 /// [upstream.anthropic]
 /// mode = "strict"
+///
+/// [upstream.bedrock]           # Converse; the region is in the host
+/// base_url = "https://bedrock-runtime.eu-west-1.amazonaws.com"
 /// ```
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -230,12 +233,14 @@ struct FileUpstream {
 
 /// The names an upstream section or variable may use, and the dialects each covers.
 /// `openai` covers both OpenAI dialects; the specific names, applied after it, win.
-const UPSTREAM_NAMES: [(&str, &[Dialect]); 5] = [
+const UPSTREAM_NAMES: [(&str, &[Dialect]); 7] = [
     ("openai", &[Dialect::OpenAiChat, Dialect::OpenAiResponses]),
     ("openai_chat", &[Dialect::OpenAiChat]),
     ("openai_responses", &[Dialect::OpenAiResponses]),
     ("anthropic", &[Dialect::Anthropic]),
     ("gemini", &[Dialect::Gemini]),
+    ("bedrock", &[Dialect::BedrockConverse]),
+    ("bedrock_converse", &[Dialect::BedrockConverse]),
 ];
 
 impl Config {
@@ -276,7 +281,7 @@ impl Config {
                 return Err(ConfigError::new(
                     origin,
                     &format!("upstream.{name}"),
-                    "unknown upstream (expected openai, openai_chat, openai_responses, anthropic or gemini)",
+                    "unknown upstream (expected openai, openai_chat, openai_responses, anthropic, gemini, bedrock or bedrock_converse)",
                 ));
             }
         }
@@ -316,7 +321,9 @@ impl Config {
     ///   `MEND_MODE_HEADER_LOWERS` (`true` or `false`);
     /// - per upstream `MEND_<NAME>_BASE_URL`, `MEND_<NAME>_PROVIDER`, `MEND_<NAME>_MODE`
     ///   with NAME one of `OPENAI` (both OpenAI dialects), `OPENAI_CHAT`,
-    ///   `OPENAI_RESPONSES`, `ANTHROPIC`, `GEMINI`.
+    ///   `OPENAI_RESPONSES`, `ANTHROPIC`, `GEMINI`, `BEDROCK` (Converse; the base URL
+    ///   names the region: `https://bedrock-runtime.eu-west-1.amazonaws.com`) or
+    ///   `BEDROCK_CONVERSE`.
     pub fn apply_env(&mut self, var: impl Fn(&str) -> Option<String>) -> Result<(), ConfigError> {
         const ORIGIN: &str = "environment";
         let get = |k: &str| var(k).filter(|v| !v.trim().is_empty());

@@ -4,6 +4,8 @@
 //! - OpenAI (chat and Responses): `{"error": {"message", "type", "param", "code"}}`
 //! - Anthropic: `{"type": "error", "error": {"type", "message"}}`
 //! - Gemini: `{"error": {"code", "message", "status"}}`
+//! - Bedrock Converse: `{"message"}`, the AWS error type in `x-amzn-ErrorType` (as AWS
+//!   answers; botocore reads the code from that header)
 //!
 //! mend's own findings go beside, never inside, what a client parses: a top-level `mend`
 //! field in the body and the `x-mend-violations` header.
@@ -19,6 +21,12 @@ pub const VIOLATIONS_HEADER: &str = "x-mend-violations";
 
 /// The header that says what repair did.
 pub const REPAIRS_HEADER: &str = "x-mend-repairs";
+
+/// The header that says why a repair was made but not forwarded (`sigv4-signed body`).
+pub const REPAIR_SKIPPED_HEADER: &str = "x-mend-repair-skipped";
+
+/// The header AWS names its error type in.
+pub const AWS_ERROR_TYPE_HEADER: &str = "x-amzn-errortype";
 
 /// Longest `x-mend-violations` value, in bytes. Proxies commonly cap one header at 8 KB
 /// and all headers at 16–64 KB; the full list is in the body's `mend` field anyway.
@@ -78,7 +86,7 @@ impl Kind {
         }
     }
 
-    /// The AWS error type (`x-amzn-ErrorType`, `__type`) Bedrock answers with.
+    /// The AWS error type (`x-amzn-ErrorType`) Bedrock answers with.
     fn bedrock_type(self) -> &'static str {
         match self {
             Kind::InvalidRequest | Kind::TooLarge => "ValidationException",
@@ -93,7 +101,19 @@ impl Kind {
 /// OpenAI's shape, the most widely understood).
 pub fn provider_error(dialect: Option<Dialect>, kind: Kind, message: &str) -> Response {
     let body = error_body(dialect, kind, message, None);
-    json_response(kind.status(), &body)
+    let mut resp = json_response(kind.status(), &body);
+    if dialect == Some(Dialect::BedrockConverse) {
+        aws_error_type(&mut resp, kind);
+    }
+    resp
+}
+
+/// AWS's error type header on an answer in Converse's shape.
+fn aws_error_type(resp: &mut Response, kind: Kind) {
+    resp.headers_mut().insert(
+        AWS_ERROR_TYPE_HEADER,
+        HeaderValue::from_static(kind.bedrock_type()),
+    );
 }
 
 /// The body of an error answer; `param` is OpenAI's `error.param`.
@@ -115,11 +135,8 @@ pub fn error_body(
                 "status": kind.gemini_status(),
             },
         }),
-        // AWS's JSON protocol: the message, with the error type in a header too.
-        Some(Dialect::BedrockConverse) => json!({
-            "message": message,
-            "__type": kind.bedrock_type(),
-        }),
+        // AWS's JSON protocol: the message alone; the type goes in `x-amzn-ErrorType`.
+        Some(Dialect::BedrockConverse) => json!({"message": message}),
         Some(Dialect::OpenAiChat | Dialect::OpenAiResponses) | None => json!({
             "error": {
                 "message": message,
@@ -183,6 +200,9 @@ pub fn strict_rejection(dialect: Dialect, violations: &[Violation]) -> Response 
         );
     }
     let mut resp = json_response(StatusCode::BAD_REQUEST, &body);
+    if dialect == Dialect::BedrockConverse {
+        aws_error_type(&mut resp, Kind::InvalidRequest);
+    }
     if let Some(h) = violations_header(violations) {
         resp.headers_mut().insert(VIOLATIONS_HEADER, h);
     }

@@ -264,8 +264,8 @@ pub fn request_history(dialect: Dialect, body: &Value) -> Vec<Value> {
     }
 }
 
-/// The assistant output of a response (a JSON body, or an SSE stream when
-/// `content_type` says so), as history items of the dialect: what the client sends back
+/// The assistant output of a response (a JSON body, or an SSE stream or, for Converse, an
+/// AWS event stream when `content_type` says so), as history items of the dialect: what the client sends back
 /// in its next request, provider ids, signatures and encrypted reasoning kept.
 ///
 /// Read by `mend::canonical::capture`, then written back to the dialect's wire form by
@@ -277,7 +277,10 @@ pub fn response_output(
     content_type: &str,
     body: &[u8],
 ) -> Result<Vec<Value>, String> {
-    let reply = if content_type.starts_with("text/event-stream") {
+    let stream = ["text/event-stream", "application/vnd.amazon.eventstream"]
+        .iter()
+        .any(|t| content_type.starts_with(t));
+    let reply = if stream {
         capture::read_stream(dialect, body)
     } else {
         capture::read_response(dialect, body)

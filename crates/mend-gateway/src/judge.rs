@@ -36,6 +36,8 @@ pub(crate) struct Verdict {
     pub parsed: Option<Value>,
     /// Why the body was not checked, for the log.
     pub unchecked_because: Option<String>,
+    /// Why a repair was made but not forwarded (`x-mend-repair-skipped`).
+    pub repair_skipped: Option<&'static str>,
 }
 
 impl Verdict {
@@ -49,7 +51,25 @@ impl Verdict {
             left: Vec::new(),
             parsed,
             unchecked_because: None,
+            repair_skipped: None,
         }
+    }
+
+    /// Forward the body as received after all: the repair is dropped, its errors are
+    /// what is left, and `why` says so.
+    pub(crate) fn hold_back_repair(&mut self, why: &'static str, received: &[u8]) {
+        self.replacement = None;
+        self.edits.clear();
+        self.left = self
+            .found
+            .iter()
+            .filter(|v| v.severity == mend::Severity::Error)
+            .cloned()
+            .collect();
+        self.outcome = "repair_skipped";
+        // `parsed` held the repaired body: the capture wants the one forwarded.
+        self.parsed = parse(received);
+        self.repair_skipped = Some(why);
     }
 
     fn unchecked(why: String, parsed: Option<Value>) -> Verdict {

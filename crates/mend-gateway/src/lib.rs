@@ -3,7 +3,8 @@
 //!
 //! An axum app that serves the providers' own endpoints (`/v1/chat/completions`,
 //! `/v1/responses`, `/v1/messages`, Gemini's `:generateContent` and
-//! `:streamGenerateContent`), judges each request's history with `mend` under a mode
+//! `:streamGenerateContent`, Bedrock's `/model/{modelId}/converse` and
+//! `/converse-stream`), judges each request's history with `mend` under a mode
 //! (`off`, `observe`, `repair`, `strict`; see [`Mode`]), and forwards it to the upstream
 //! configured for its dialect. Answers stream back as they arrive. It also passes
 //! `GET /v1/models` through and serves `/healthz` and Prometheus `/metrics`.
@@ -31,9 +32,11 @@
 //! [`store`] (the `mend-store` sink behind `x-mend-conversation`).
 //!
 //! Invariants: the upstream host comes from configuration only; credentials
-//! (`Authorization`, `x-api-key`, `x-goog-api-key`, `api-key`, Gemini's `key=`) are
-//! forwarded untouched and never logged or tapped; a response body is never buffered
-//! before the client gets it.
+//! (`Authorization`, `x-api-key`, `x-goog-api-key`, `api-key`, Gemini's `key=`, AWS's
+//! `x-amz-security-token` and presigned `X-Amz-*` query parameters) are forwarded
+//! untouched and never logged or tapped; a response body (an SSE or AWS event stream
+//! too) is never buffered before the client gets it; a body signed with SigV4 is never
+//! forwarded changed (mend cannot sign it again: its repair is held back).
 
 pub mod config;
 pub mod errors;
@@ -257,6 +260,7 @@ pub fn app(gateway: Gateway) -> Router {
         )
         .route("/v1/models/{model_action}", post(gemini_action).get(models))
         .route("/v1beta/models", get(gemini_models))
+        .route("/model/{model_id}/{operation}", post(bedrock_converse))
         .route("/v1/models", get(models))
         .route("/healthz", get(|| async { proxy::healthz() }))
         .route("/metrics", get(metrics_text))
@@ -290,6 +294,17 @@ async fn gemini_action(State(inner): AppState, req: Request) -> Response {
         _ => passed(Dialect::Gemini),
     };
     proxy::forward(inner, route, req).await
+}
+
+/// `/model/{modelId}/converse` and `/converse-stream` (the model id URL-encoded, `%3A`
+/// for `:`; the check reads it from the path). Bedrock's other model operations are
+/// not served.
+async fn bedrock_converse(State(inner): AppState, req: Request) -> Response {
+    let path = req.uri().path();
+    if Dialect::from_endpoint(path) != Some(Dialect::BedrockConverse) {
+        return proxy::not_found(req.method(), path);
+    }
+    proxy::forward(inner, judged(Dialect::BedrockConverse), req).await
 }
 
 async fn gemini_models(State(inner): AppState, req: Request) -> Response {

@@ -9,6 +9,7 @@
 //! | `mend_requests_total` | `dialect`, `mode`, `outcome` |
 //! | `mend_violations_total` | `dialect`, `rule` |
 //! | `mend_repairs_total` | `dialect`, `rule` (one per edit) |
+//! | `mend_repairs_skipped_total` (a repair made but not forwarded) | `dialect`, `reason` (`sigv4`: the body is signed) |
 //! | `mend_upstream_responses_total` | `dialect`, `status` |
 //! | `mend_upstream_latency_seconds` (histogram: request sent to response head) | `dialect` |
 //! | `mend_request_bytes_total` (as received) / `mend_upstream_request_bytes_total` (as sent) | `dialect` |
@@ -25,7 +26,7 @@ use metrics_exporter_prometheus::{
 };
 
 /// Every metric name, with its help text.
-pub const NAMES: [(&str, &str); 10] = [
+pub const NAMES: [(&str, &str); 11] = [
     (
         "mend_requests_total",
         "Requests by dialect, mode and outcome",
@@ -37,6 +38,10 @@ pub const NAMES: [(&str, &str); 10] = [
     (
         "mend_repairs_total",
         "Repair edits made, by dialect and rule",
+    ),
+    (
+        "mend_repairs_skipped_total",
+        "Repairs made but not forwarded (a SigV4-signed body), by dialect and reason",
     ),
     (
         "mend_upstream_responses_total",
@@ -159,6 +164,14 @@ impl Metrics {
                 counter!("mend_repairs_total", "dialect" => dialect, "rule" => r.to_string())
                     .increment(1);
             }
+        });
+    }
+
+    /// A repair was made but the body went as it came.
+    pub fn repair_skipped(&self, dialect: &'static str, reason: &'static str) {
+        self.with(|| {
+            counter!("mend_repairs_skipped_total", "dialect" => dialect, "reason" => reason)
+                .increment(1);
         });
     }
 

@@ -201,7 +201,8 @@ pub(crate) fn not_found(method: &Method, path: &str) -> Response {
     let msg = format!(
         "mend: no route for {method} {path}; the gateway serves POST /v1/chat/completions, \
          POST /v1/responses, POST /v1/messages, POST /v1beta/models/{{model}}:generateContent \
-         and :streamGenerateContent, GET /v1/models, /healthz and /metrics"
+         and :streamGenerateContent, POST /model/{{modelId}}/converse and /converse-stream, \
+         GET /v1/models, /healthz and /metrics"
     );
     errors::provider_error(None, Kind::NotFound, &msg)
 }

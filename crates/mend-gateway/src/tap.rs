@@ -39,8 +39,15 @@ pub const CREDENTIAL_HEADERS: [&str; 8] = [
 /// What a redacted value reads as.
 pub const REDACTED: &str = "[redacted]";
 
-/// Query parameters whose values are credentials.
-const CREDENTIAL_PARAMS: [&str; 2] = ["key", "api_key"];
+/// Query parameters whose values are credentials (Gemini's key; a presigned AWS URL's
+/// signature, credential scope and session token).
+const CREDENTIAL_PARAMS: [&str; 5] = [
+    "key",
+    "api_key",
+    "x-amz-signature",
+    "x-amz-credential",
+    "x-amz-security-token",
+];
 
 /// How many records may wait for the writer.
 const QUEUE: usize = 1024;
@@ -271,5 +278,19 @@ mod tests {
             "alt=sse&key=[redacted]&x=1"
         );
         assert_eq!(redact_query("KEY=s"), "KEY=[redacted]");
+        assert_eq!(
+            redact_query("X-Amz-Credential=AKIA/x&X-Amz-Signature=abc&X-Amz-Date=1"),
+            "X-Amz-Credential=[redacted]&X-Amz-Signature=[redacted]&X-Amz-Date=1"
+        );
+        // A SigV4 Authorization header names the access key id: redacted whole.
+        let mut h = HeaderMap::new();
+        h.insert(
+            "authorization",
+            "AWS4-HMAC-SHA256 Credential=AKIASECRET/20250101/us-east-1/bedrock/aws4_request"
+                .parse()
+                .unwrap(),
+        );
+        h.insert("x-amz-security-token", "IQoSECRET".parse().unwrap());
+        assert!(!redact_headers(&h).to_string().contains("SECRET"));
     }
 }

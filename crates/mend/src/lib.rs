@@ -43,6 +43,7 @@ pub mod canonical;
 pub mod chain;
 pub mod convert;
 mod dialect;
+mod eventstream;
 pub mod groups;
 pub mod next;
 pub mod profile;

@@ -90,6 +90,12 @@ fn add_mend_headers(resp: &mut Response, ctx: &Ctx, mode: Mode, verdict: &Verdic
             errors::REPAIRS_HEADER,
             errors::repairs_header(&verdict.edits),
         );
+        if let Some(why) = verdict.repair_skipped {
+            resp.headers_mut().insert(
+                errors::REPAIR_SKIPPED_HEADER,
+                axum::http::HeaderValue::from_static(why),
+            );
+        }
     }
     let shown = if mode == Mode::Repair {
         &verdict.left

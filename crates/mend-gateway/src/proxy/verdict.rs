@@ -1,10 +1,17 @@
 //! Stage 2, judge the body: check it under the request's mode, and in `repair` mode
 //! repair it (see [`crate::judge`]); count what was found and what was edited.
+//!
+//! A request signed with AWS SigV4 (Bedrock's `Authorization: AWS4-HMAC-SHA256 ...`, or
+//! a presigned `X-Amz-Signature` query) carries a signature over its body: a repaired
+//! body would fail it, and mend cannot sign again. Its repair is held back: the body is
+//! forwarded as it came, `x-mend-repair-skipped` says why, and
+//! `mend_repairs_skipped_total` counts it.
 
 use axum::http::Method;
 use bytes::Bytes;
+use mend::Dialect;
 
-use super::Ctx;
+use super::{header_str, Ctx};
 use crate::config::Mode;
 use crate::judge::{judge, Target, Verdict};
 use crate::Inner;
@@ -12,7 +19,7 @@ use crate::Inner;
 /// The verdict on the body. Only a POST on a judged route is judged under the mode;
 /// anything else is judged under `off` (forwarded untouched, never parsed).
 pub(super) fn judge_body(ctx: &Ctx, mode: Mode, received: &Bytes) -> Verdict {
-    let model = gemini_model(&ctx.path);
+    let model = Dialect::model_from_endpoint(&ctx.path);
     let target = Target {
         dialect: ctx.dialect(),
         provider: ctx.upstream().provider.as_deref(),
@@ -24,9 +31,36 @@ pub(super) fn judge_body(ctx: &Ctx, mode: Mode, received: &Bytes) -> Verdict {
     } else {
         Mode::Off
     };
-    let verdict = judge(applied, &target, received);
+    let mut verdict = judge(applied, &target, received);
+    if verdict.replacement.is_some() && signed_with_sigv4(ctx) {
+        verdict.hold_back_repair(SIGV4_SIGNED, received);
+        ctx.inner.metrics.repair_skipped(ctx.dname(), "sigv4");
+        tracing::info!(
+            request_id = %ctx.id, dialect = ctx.dname(),
+            "repair held back: the body is signed with SigV4 and mend cannot sign it again"
+        );
+    }
     record_findings(&ctx.inner, ctx.dname(), &verdict);
     verdict
+}
+
+/// Why a repair was held back, as `x-mend-repair-skipped` says it.
+pub(super) const SIGV4_SIGNED: &str = "sigv4-signed body";
+
+/// Whether the request carries an AWS SigV4 signature (a header or a presigned query),
+/// which covers the body.
+fn signed_with_sigv4(ctx: &Ctx) -> bool {
+    let header = header_str(&ctx.headers, "authorization").is_some_and(|a| {
+        a.starts_with("AWS4-HMAC-SHA256") || a.starts_with("AWS4-ECDSA-P256-SHA256")
+    });
+    let query = ctx.query.as_deref().is_some_and(|q| {
+        q.split('&').any(|p| {
+            p.split('=')
+                .next()
+                .is_some_and(|k| k.eq_ignore_ascii_case("X-Amz-Signature"))
+        })
+    });
+    header || query
 }
 
 /// Count what the check found and what repair did.
@@ -40,26 +74,5 @@ fn record_findings(inner: &Inner, dialect: &'static str, v: &Verdict) {
         inner
             .metrics
             .repairs(dialect, v.edits.iter().map(|e| e.rule.id()));
-    }
-}
-
-/// The model in a Gemini path: `/v1beta/models/gemini-2.5-flash:generateContent`.
-fn gemini_model(path: &str) -> Option<String> {
-    let rest = path.split("/models/").nth(1)?;
-    let model = rest.split(':').next()?;
-    (!model.is_empty()).then(|| model.to_string())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn gemini_models_come_from_the_path() {
-        assert_eq!(
-            gemini_model("/v1beta/models/gemini-3-pro-preview:generateContent").as_deref(),
-            Some("gemini-3-pro-preview")
-        );
-        assert_eq!(gemini_model("/v1/chat/completions"), None);
     }
 }

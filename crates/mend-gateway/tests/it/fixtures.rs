@@ -1,5 +1,6 @@
-//! Recorded provider answers from `../shared/fixtures` pass through byte for byte,
-//! status and all.
+//! Recorded provider answers from `../shared/fixtures` and
+//! `../shared/fixtures-bedrock-converse` pass through byte for byte, status and all
+//! (Converse's binary event streams too, cut in uneven pieces).
 
 use std::path::Path;
 
@@ -18,7 +19,11 @@ async fn recorded_answers_pass_through_unchanged() {
     let mock = Mock::start().await;
     let app = app_for(&mock, Mode::Observe);
     let mut seen = 0;
-    for d in crate::support::SERVED {
+    for d in Dialect::ALL {
+        if d == Dialect::BedrockConverse {
+            // Its recordings live in fixtures-bedrock-converse: the test below.
+            continue;
+        }
         let dir = shared.join("fixtures").join(d.name());
         let mut cases: Vec<_> = std::fs::read_dir(&dir)
             .unwrap()
@@ -75,4 +80,80 @@ fn meta_status(case: &Path) -> u16 {
         .and_then(|m| m["status"].as_u64())
         .and_then(|s| u16::try_from(s).ok())
         .unwrap_or(200)
+}
+
+/// The 80 recorded Converse exchanges through the gateway in repair mode: each request
+/// (valid, so left alone) reaches the upstream as its bytes, on the recorded path (the
+/// model id still URL-encoded); each answer, JSON, AWS error or binary event stream,
+/// comes back unchanged with its status and `x-amzn-ErrorType`.
+#[tokio::test]
+async fn recorded_converse_exchanges_pass_through_unchanged() {
+    use base64::Engine as _;
+    let Some(shared) = shared_dir() else {
+        return;
+    };
+    let root = shared.join("fixtures-bedrock-converse");
+    let mut dirs: Vec<_> = std::fs::read_dir(&root)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.join("meta.json").is_file())
+        .collect();
+    dirs.sort();
+    let mock = Mock::start().await;
+    let app = app_for(&mock, Mode::Repair);
+    let (mut json, mut streams) = (0, 0);
+    for case in &dirs {
+        let meta: Value =
+            serde_json::from_slice(&std::fs::read(case.join("meta.json")).unwrap()).unwrap();
+        let status = meta_status(case);
+        let path = meta["endpoint"]
+            .as_str()
+            .and_then(|e| e.split(".amazonaws.com").nth(1))
+            .expect("a recorded endpoint")
+            .to_string();
+        let (answer, mut s) = match std::fs::read_to_string(case.join("response.stream.txt")) {
+            Ok(b64) => {
+                let joined: String = b64.split_ascii_whitespace().collect();
+                let bytes = Bytes::from(
+                    base64::engine::general_purpose::STANDARD
+                        .decode(joined)
+                        .unwrap(),
+                );
+                let pieces = bytes.chunks(333).map(Bytes::copy_from_slice).collect();
+                let mut s = Scripted::sse(pieces);
+                s.content_type = "application/vnd.amazon.eventstream".into();
+                streams += 1;
+                (bytes, s)
+            }
+            Err(_) => {
+                let b = Bytes::from(std::fs::read(case.join("response.json")).unwrap());
+                json += 1;
+                (b.clone(), Scripted::json(status, b))
+            }
+        };
+        s.status = status;
+        if let Some(t) = meta["error_type_header"].as_str() {
+            s.headers.push(("x-amzn-errortype".into(), t.into()));
+        }
+        mock.push(s);
+        let request = std::fs::read(case.join("request.json"))
+            .or_else(|_| std::fs::read(case.join("rejected-request.json")))
+            .unwrap();
+        let d = Dialect::BedrockConverse;
+        let r = send(&app, request_to(d, &path, request.clone(), &[])).await;
+        let name = case.display();
+        assert_eq!(r.status.as_u16(), status, "{name}");
+        assert!(r.body == answer, "{name}: the body changed");
+        assert_eq!(r.header("x-mend-repairs"), Some("0"), "{name}");
+        assert_eq!(
+            r.header("x-amzn-errortype"),
+            meta["error_type_header"].as_str(),
+            "{name}"
+        );
+        let got = mock.last();
+        assert_eq!(got.path, path, "{name}");
+        assert_eq!(got.body, request, "{name}");
+    }
+    assert_eq!((json, streams), (63, 17), "recorded answers replayed");
 }

@@ -20,12 +20,15 @@ async fn a_body_over_the_cap_is_413_in_the_providers_shape() {
         "{{\"model\":\"gpt-4o\",\"messages\":[{{\"role\":\"user\",\"content\":\"{}\"}}]}}",
         "x".repeat(2000)
     );
-    for d in crate::support::SERVED {
+    for d in Dialect::ALL {
         let r = send(&app, request_to(d, endpoint(d), big.clone(), &[])).await;
         assert_eq!(r.status, 413, "{d}");
         let v = r.json();
         let msg = match d {
-            Dialect::Anthropic => v["error"]["message"].clone(),
+            Dialect::BedrockConverse => {
+                assert_eq!(r.header("x-amzn-errortype"), Some("ValidationException"));
+                v["message"].clone()
+            }
             _ => v["error"]["message"].clone(),
         };
         assert!(
@@ -171,7 +174,7 @@ async fn an_upstream_that_never_accepts_is_a_504_that_names_connect_timeout() {
         assert!(queued.len() < 64, "the backlog never filled");
     }
     let mut config = mend_gateway::Config::default();
-    for d in crate::support::SERVED {
+    for d in Dialect::ALL {
         config.upstream_mut(d).base_url = format!("http://{addr}");
     }
     config.connect_timeout = Duration::from_millis(400);

@@ -10,7 +10,7 @@ use crate::support::{app_for, bodies, config_for, request, send, Mock};
 async fn observe_forwards_the_very_bytes_and_says_what_it_saw() {
     let mock = Mock::start().await;
     let app = app_for(&mock, Mode::Observe);
-    for d in crate::support::SERVED {
+    for d in Dialect::ALL {
         let body = bodies::unanswered(d);
         let r = send(&app, request(d, &body, &[])).await;
         // The strict mock rejects the broken history itself: observe does not interfere.
@@ -32,7 +32,7 @@ async fn observe_forwards_the_very_bytes_and_says_what_it_saw() {
 async fn repair_forwards_a_repaired_body_and_counts_the_edits() {
     let mock = Mock::start().await;
     let app = app_for(&mock, Mode::Repair);
-    for d in crate::support::SERVED {
+    for d in Dialect::ALL {
         let body = bodies::unanswered(d);
         let r = send(&app, request(d, &body, &[])).await;
         assert_eq!(r.status, 200, "{d}: {}", r.text());
@@ -60,7 +60,7 @@ async fn repair_forwards_a_repaired_body_and_counts_the_edits() {
 async fn repair_leaves_a_valid_body_byte_for_byte() {
     let mock = Mock::start().await;
     let app = app_for(&mock, Mode::Repair);
-    for d in crate::support::SERVED {
+    for d in Dialect::ALL {
         // Odd spacing survives: nothing is re-serialized when nothing is repaired.
         let text = format!("  {}\n", bodies::valid(d));
         let r = send(
@@ -78,13 +78,18 @@ async fn repair_leaves_a_valid_body_byte_for_byte() {
 async fn strict_answers_in_the_providers_own_shape_without_calling_upstream() {
     let mock = Mock::start().await;
     let app = app_for(&mock, Mode::Strict);
-    for d in crate::support::SERVED {
+    for d in Dialect::ALL {
         let r = send(&app, request(d, &bodies::unanswered(d), &[])).await;
         assert_eq!(r.status, 400, "{d}");
         assert_eq!(r.header("content-type"), Some("application/json"));
         let v = r.json();
         let message = match d {
-            Dialect::BedrockConverse => unreachable!("Converse has no gateway route yet"),
+            Dialect::BedrockConverse => {
+                // AWS's shape: the message alone, the type in a header.
+                assert_eq!(r.header("x-amzn-errortype"), Some("ValidationException"));
+                assert!(v.get("__type").is_none() && v.get("error").is_none());
+                &v["message"]
+            }
             Dialect::OpenAiChat | Dialect::OpenAiResponses => {
                 assert_eq!(v["error"]["type"], "invalid_request_error");
                 assert_eq!(v["error"]["param"], d.history_key());
@@ -124,7 +129,7 @@ async fn strict_answers_in_the_providers_own_shape_without_calling_upstream() {
 async fn strict_forwards_a_valid_history_untouched() {
     let mock = Mock::start().await;
     let app = app_for(&mock, Mode::Strict);
-    for d in crate::support::SERVED {
+    for d in Dialect::ALL {
         let body = bodies::valid(d);
         let r = send(&app, request(d, &body, &[])).await;
         assert_eq!(r.status, 200, "{d}: {}", r.text());
@@ -310,4 +315,98 @@ async fn a_provider_profile_adds_its_rules() {
     .await;
     assert_eq!(r.status, 400);
     assert_eq!(r.json()["mend"]["violations"][0]["rule"], "invalid-call-id");
+}
+
+/// A SigV4 signature covers the body: a repaired body would fail it upstream, and mend
+/// cannot sign again. Repair is held back, said in a header and counted; the same
+/// history under a Bedrock API key (a bearer token) is repaired.
+#[tokio::test]
+async fn a_sigv4_signed_body_is_forwarded_unchanged_in_repair_mode() {
+    let mock = Mock::start().await;
+    let gateway = Gateway::new(config_for(&mock, Mode::Repair)).unwrap();
+    let metrics = gateway.metrics().clone();
+    let app = app(gateway);
+    let d = Dialect::BedrockConverse;
+    let body = bodies::unanswered(d).to_string();
+    let signed = axum::http::Request::post(crate::support::endpoint(d))
+        .header("content-type", "application/json")
+        .header(
+            "authorization",
+            "AWS4-HMAC-SHA256 Credential=AKIAEXAMPLE/20250101/us-east-1/bedrock/aws4_request, \
+             SignedHeaders=content-type;host;x-amz-date, Signature=0123abcd",
+        )
+        .header("x-amz-date", "20250101T000000Z")
+        .header("x-amz-content-sha256", "UNSIGNED-PAYLOAD")
+        .body(axum::body::Body::from(body.clone()))
+        .unwrap();
+    let r = send(&app, signed).await;
+    // The mock answers the unrepaired history as Bedrock would: 400, its own text.
+    assert_eq!(r.status, 400, "{}", r.text());
+    assert!(
+        r.text().contains(bodies::unanswered_provider_text(d)),
+        "{}",
+        r.text()
+    );
+    assert_eq!(mock.last().body, body.as_bytes(), "sent as signed");
+    assert_eq!(r.header("x-mend-repairs"), Some("0"));
+    assert_eq!(r.header("x-mend-repair-skipped"), Some("sigv4-signed body"));
+    let h: Value = serde_json::from_str(r.header("x-mend-violations").unwrap()).unwrap();
+    assert_eq!(h[0]["rule"], "tool-call-without-result");
+    let text = metrics.render();
+    assert!(
+        text.contains(r#"mend_repairs_skipped_total{dialect="bedrock_converse",reason="sigv4"} 1"#),
+        "{text}"
+    );
+    assert!(
+        !text.contains("mend_repairs_total{"),
+        "no edit was made: {text}"
+    );
+
+    // A Bedrock API key signs nothing: the history is repaired.
+    let r = send(&app, request(d, &bodies::unanswered(d), &[])).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(
+        r.header("x-mend-repairs"),
+        Some("1; tool-call-without-result=1")
+    );
+    assert_eq!(r.header("x-mend-repair-skipped"), None);
+    assert_ne!(mock.last().body, body.as_bytes());
+}
+
+/// The model id comes from the path, URL-encoded or not, and reaches the check: Claude
+/// Sonnet 5 refuses a history that ends with the assistant (a prefill), and the route
+/// says so in strict mode; the same body for Nova is forwarded.
+#[tokio::test]
+async fn the_converse_model_is_read_from_the_path() {
+    let mock = Mock::start().await;
+    let app = app_for(&mock, Mode::Strict);
+    let d = Dialect::BedrockConverse;
+    let prefill = serde_json::json!({"messages": [
+        {"role": "user", "content": [{"text": "Name a colour."}]},
+        {"role": "assistant", "content": [{"text": "The colour is"}]}]});
+    let run = |model: &str| {
+        crate::support::request_to(
+            d,
+            &format!("/model/{model}/converse"),
+            prefill.to_string(),
+            &[],
+        )
+    };
+    let nova = send(&app, run("us.amazon.nova-micro-v1%3A0")).await;
+    assert_eq!(nova.status, 200, "{}", nova.text());
+    let claude = send(&app, run("us.anthropic.claude-sonnet-5")).await;
+    assert_eq!(claude.status, 400, "{}", claude.text());
+    assert_eq!(
+        claude.header("x-amzn-errortype"),
+        Some("ValidationException")
+    );
+    // Another model operation is not served, and not forwarded.
+    let before = mock.received().len();
+    let r = send(
+        &app,
+        crate::support::request_to(d, "/model/x/invoke", "{}", &[]),
+    )
+    .await;
+    assert_eq!(r.status, 404);
+    assert_eq!(mock.received().len(), before);
 }

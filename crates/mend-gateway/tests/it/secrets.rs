@@ -13,13 +13,17 @@ use serde_json::{json, Value};
 
 use crate::support::{bodies, config_for, endpoint, send, Mock, Scripted};
 
-const SECRETS: [&str; 6] = [
+const SECRETS: [&str; 8] = [
     "sk-proj-SECRET-openai-aaaa",
     "sk-ant-SECRET-anthropic-bbbb",
     "AIza-SECRET-gemini-header-cccc",
     "AIza-SECRET-gemini-query-dddd",
     "azure-SECRET-api-key-eeee",
     "session-SECRET-cookie-ffff",
+    // Bedrock by SigV4: the access key id and signature in `Authorization`, and a
+    // session token.
+    "AKIA-SECRET-sigv4-gggg",
+    "IQoJ-SECRET-session-token-hhhh",
 ];
 
 /// A log sink shared with the test.
@@ -42,7 +46,17 @@ fn with_secrets(d: Dialect, path: &str, body: String, extra: &[(&str, &str)]) ->
         .header("cookie", format!("session={}", SECRETS[5]))
         .header("api-key", SECRETS[4]);
     b = match d {
-        Dialect::BedrockConverse => unreachable!("Converse has no gateway route yet"),
+        Dialect::BedrockConverse => b
+            .header(
+                "authorization",
+                format!(
+                    "AWS4-HMAC-SHA256 Credential={}/20250101/us-east-1/bedrock/aws4_request, \
+                     SignedHeaders=content-type;host;x-amz-date, Signature=5d672d79c15b13162d9279b0855cfba6789a8edb4c82c400e06b5924a6f2b5d7",
+                    SECRETS[6]
+                ),
+            )
+            .header("x-amz-date", "20250101T000000Z")
+            .header("x-amz-security-token", SECRETS[7]),
         Dialect::OpenAiChat | Dialect::OpenAiResponses => {
             b.header("authorization", format!("Bearer {}", SECRETS[0]))
         }
@@ -78,7 +92,7 @@ async fn no_credential_reaches_a_log_or_the_tap() {
     let app = app(gateway);
 
     let mut sent = 0;
-    for d in crate::support::SERVED {
+    for d in Dialect::ALL {
         // Valid, repaired, rejected (strict), streamed.
         for (body, extra) in [
             (bodies::valid(d), vec![]),
@@ -132,6 +146,12 @@ async fn no_credential_reaches_a_log_or_the_tap() {
         .iter()
         .any(|r| r.header("x-goog-api-key") == Some(SECRETS[2])));
     assert!(got.iter().all(|r| r.header("api-key") == Some(SECRETS[4])));
+    assert!(got
+        .iter()
+        .any(|r| r.header("x-amz-security-token") == Some(SECRETS[7])));
+    assert!(got.iter().any(|r| r
+        .header("authorization")
+        .is_some_and(|a| a.starts_with("AWS4-HMAC-SHA256") && a.contains(SECRETS[6]))));
 
     // The tap: one request and one response line per exchange (the 413 has only its
     // response), all redacted.

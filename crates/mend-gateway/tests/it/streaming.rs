@@ -54,21 +54,43 @@ async fn the_first_event_arrives_before_the_upstream_finishes() {
 async fn each_dialects_stream_reaches_the_client_whole() {
     let mock = Mock::start().await;
     let app = app_for(&mock, Mode::Repair);
-    for d in crate::support::SERVED {
+    for d in Dialect::ALL {
         let mut body = bodies::unanswered(d);
-        let path = if d == Dialect::Gemini {
-            "/v1beta/models/gemini-3-pro-preview:streamGenerateContent?alt=sse".to_string()
-        } else {
-            body["stream"] = json!(true);
-            crate::support::endpoint(d).to_string()
+        let path = match d {
+            Dialect::Gemini => {
+                "/v1beta/models/gemini-3-pro-preview:streamGenerateContent?alt=sse".to_string()
+            }
+            Dialect::BedrockConverse => {
+                crate::support::endpoint(d).replace("/converse", "/converse-stream")
+            }
+            _ => {
+                body["stream"] = json!(true);
+                crate::support::endpoint(d).to_string()
+            }
         };
         let r = send(&app, request_to(d, &path, body.to_string(), &[])).await;
         assert_eq!(r.status, 200, "{d}: {}", r.text());
-        assert_eq!(r.header("content-type"), Some("text/event-stream"));
         assert_eq!(
             r.header("x-mend-repairs"),
             Some("1; tool-call-without-result=1")
         );
+        if d == Dialect::BedrockConverse {
+            // Binary AWS event-stream frames, passed back as they came: they decode
+            // whole, and capture reads the message they carry.
+            assert_eq!(
+                r.header("content-type"),
+                Some("application/vnd.amazon.eventstream")
+            );
+            let frames = mend::canonical::capture::split_frames(&r.body).expect("whole frames");
+            assert_eq!(frames[0].header(":event-type"), Some("messageStart"));
+            let reply = mend::read_stream(d, &r.body).expect("a whole message");
+            assert!(
+                reply.messages[0].text().starts_with("The tool said"),
+                "{reply:?}"
+            );
+            continue;
+        }
+        assert_eq!(r.header("content-type"), Some("text/event-stream"));
         let events = mend::canonical::capture::split_events(&r.body).expect("whole events");
         // Gemini sends a call whole in one event; the others in several.
         assert!(!events.is_empty(), "{d}: {}", r.text());

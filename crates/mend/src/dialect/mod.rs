@@ -88,6 +88,30 @@ impl Dialect {
         }
     }
 
+    /// The model an endpoint path names, URL-decoded: Converse's
+    /// `/model/{modelId}/converse[-stream]` (its body names none), Gemini's
+    /// `/models/{model}:generateContent`. None for a path that names no model.
+    ///
+    /// ```
+    /// use mend::Dialect;
+    /// assert_eq!(
+    ///     Dialect::model_from_endpoint("/model/us.amazon.nova-micro-v1%3A0/converse").as_deref(),
+    ///     Some("us.amazon.nova-micro-v1:0"));
+    /// assert_eq!(
+    ///     Dialect::model_from_endpoint("/v1beta/models/gemini-2.5-flash:streamGenerateContent").as_deref(),
+    ///     Some("gemini-2.5-flash"));
+    /// assert_eq!(Dialect::model_from_endpoint("/v1/chat/completions"), None);
+    /// ```
+    pub fn model_from_endpoint(path: &str) -> Option<String> {
+        if let Some(m) = bedrock_converse::model_from_path(path) {
+            return Some(m);
+        }
+        let path = path.split('?').next().unwrap_or(path);
+        let rest = path.split("/models/").nth(1)?;
+        let (model, _action) = rest.split_once(':')?;
+        (!model.is_empty() && !model.contains('/')).then(|| model.to_string())
+    }
+
     /// Map a body onto the chain. Never fails: unreadable shapes become `malformed`.
     pub fn build_chain<'a>(self, body: &'a Value, out: &mut Vec<Violation>) -> Chain<'a> {
         let mut chain = Chain::default();

@@ -6,6 +6,7 @@
 mod support;
 
 mod bad_input;
+mod bedrock_capture;
 mod capture;
 mod convert;
 mod proptests;

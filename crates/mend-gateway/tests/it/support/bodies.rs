@@ -6,7 +6,13 @@ use serde_json::{json, Value};
 /// A valid history that ends in a tool result.
 pub fn valid(d: Dialect) -> Value {
     match d {
-        Dialect::BedrockConverse => unreachable!("Converse has no gateway route yet"),
+        // No model in the body: it is in the path.
+        Dialect::BedrockConverse => json!({"messages": [
+            {"role": "user", "content": [{"text": "weather in Paris?"}]},
+            {"role": "assistant", "content": [{"toolUse": {"toolUseId": "tooluse_1", "name": "get_weather", "input": {"city": "Paris"}}}]},
+            {"role": "user", "content": [{"toolResult": {"toolUseId": "tooluse_1", "content": [{"text": "18C and sunny"}], "status": "success"}}]}],
+            "toolConfig": {"tools": [{"toolSpec": {"name": "get_weather",
+                "inputSchema": {"json": {"type": "object", "properties": {"city": {"type": "string"}}}}}}]}}),
         Dialect::OpenAiChat => json!({"model": "gpt-4o", "messages": [
             {"role": "user", "content": "weather in Paris?"},
             {"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function",
@@ -44,6 +50,7 @@ pub fn unanswered(d: Dialect) -> Value {
         Dialect::Anthropic => {
             json!({"role": "user", "content": [{"type": "text", "text": "and?"}]})
         }
+        Dialect::BedrockConverse => json!({"role": "user", "content": [{"text": "and?"}]}),
         _ => json!({"role": "user", "content": "and?"}),
     });
     b
@@ -52,7 +59,7 @@ pub fn unanswered(d: Dialect) -> Value {
 /// The provider's words for [`unanswered`], as mend quotes them.
 pub fn unanswered_provider_text(d: Dialect) -> &'static str {
     match d {
-        Dialect::BedrockConverse => unreachable!("Converse has no gateway route yet"),
+        Dialect::BedrockConverse => "Expected toolResult blocks at messages.2.content",
         Dialect::OpenAiChat => {
             "An assistant message with 'tool_calls' must be followed by tool messages"
         }

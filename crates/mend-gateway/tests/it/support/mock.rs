@@ -1,9 +1,11 @@
 //! A mock upstream that answers like each provider, and records what it received.
 //!
-//! It serves the four dialects' endpoints (and `GET /v1/models`) on 127.0.0.1, and by
+//! It serves the five dialects' endpoints (and `GET /v1/models`) on 127.0.0.1, and by
 //! default behaves like a strict provider:
 //! - it wants the provider's credentials header (`Authorization: Bearer`, `x-api-key`
-//!   or a bearer token with `anthropic-version`, `x-goog-api-key` or `?key=`), else 401/403;
+//!   or a bearer token with `anthropic-version`, `x-goog-api-key` or `?key=`, for
+//!   Bedrock a Bedrock API key as a bearer token or a SigV4 `Authorization` with its
+//!   `x-amz-date`), else 401/403;
 //! - it rejects a history mend finds invalid with 400, in the provider's error shape
 //!   and with the provider's own text;
 //! - it answers a request that offers tools and does not end in a tool result with a
@@ -11,7 +13,8 @@
 //!   attached (a Responses `reasoning` item with `encrypted_content`, a signed Anthropic
 //!   `thinking` block when thinking is on, a Gemini `thoughtSignature`), and anything
 //!   else with a text that quotes the last tool result; as JSON, or as the provider's SSE
-//!   stream when the request streams.
+//!   stream when the request streams (Bedrock: `converse-stream` answers AWS
+//!   event-stream frames with valid CRCs).
 //!
 //! Tests can queue [`Scripted`] answers instead (any status, body chunks, delays, a gate
 //! that holds the stream after its first chunk). The benchmark builds it `lenient`: no
@@ -303,7 +306,8 @@ fn provider(rec: &Received, n: u64) -> Response {
             "We could not parse the JSON body of your request.",
         );
     };
-    let model = gemini_model(&rec.path).or_else(|| body["model"].as_str().map(str::to_string));
+    let model = Dialect::model_from_endpoint(&rec.path)
+        .or_else(|| body["model"].as_str().map(str::to_string));
     let opts = mend::CheckOptions {
         dialect: Some(dialect),
         model: model.clone(),
@@ -324,8 +328,9 @@ fn provider(rec: &Received, n: u64) -> Response {
     }
     let model = model.unwrap_or_else(|| "mock-model".into());
     let outs = decide(dialect, &body, n);
-    let streaming =
-        body["stream"].as_bool() == Some(true) || rec.path.ends_with(":streamGenerateContent");
+    let streaming = body["stream"].as_bool() == Some(true)
+        || rec.path.ends_with(":streamGenerateContent")
+        || rec.path.ends_with("/converse-stream");
     match (dialect, streaming) {
         (Dialect::OpenAiChat, false) => json_response(200, &chat_json(&model, &outs, n)),
         (Dialect::OpenAiChat, true) => sse_response(chat_sse(&model, &outs, n)),
@@ -337,16 +342,26 @@ fn provider(rec: &Received, n: u64) -> Response {
         (Dialect::Anthropic, true) => sse_response(anthropic_sse(&model, &outs, n)),
         (Dialect::Gemini, false) => json_response(200, &gemini_json(&model, &outs, n, true)),
         (Dialect::Gemini, true) => sse_response(gemini_sse(&model, &outs, n)),
-        (Dialect::BedrockConverse, _) => json_response(
-            501,
-            &json!({"message": "this mock does not answer Converse requests"}),
-        ),
+        (Dialect::BedrockConverse, false) => json_response(200, &converse_json(&outs)),
+        (Dialect::BedrockConverse, true) => eventstream_response(converse_frames(&outs)),
     }
 }
 
 fn refuse_without_credentials(dialect: Dialect, rec: &Received) -> Option<Response> {
     match dialect {
-        Dialect::BedrockConverse => None,
+        Dialect::BedrockConverse => {
+            let auth = rec.header("authorization").unwrap_or("");
+            let api_key = auth.starts_with("Bearer ") && auth.len() > 7;
+            let sigv4 = auth.starts_with("AWS4-HMAC-SHA256 ") && rec.header("x-amz-date").is_some();
+            (!api_key && !sigv4).then(|| {
+                let mut r = json_response(403, &json!({"message": "Missing Authentication Token"}));
+                r.headers_mut().insert(
+                    "x-amzn-errortype",
+                    HeaderValue::from_static("MissingAuthenticationTokenException"),
+                );
+                r
+            })
+        }
         Dialect::OpenAiChat | Dialect::OpenAiResponses => {
             let ok = rec
                 .header("authorization")
@@ -391,6 +406,16 @@ fn refuse_without_credentials(dialect: Dialect, rec: &Received) -> Option<Respon
 }
 
 fn provider_error(dialect: Dialect, status: u16, message: &str) -> Response {
+    if dialect == Dialect::BedrockConverse {
+        let mut r = json_response(status, &json!({"message": message}));
+        r.headers_mut().insert(
+            "x-amzn-errortype",
+            HeaderValue::from_static(
+                "ValidationException:http://internal.amazon.com/coral/com.amazon.bedrock/",
+            ),
+        );
+        return r;
+    }
     let body = match dialect {
         Dialect::Anthropic => {
             json!({"type": "error", "error": {"type": "invalid_request_error", "message": message}})
@@ -405,11 +430,6 @@ fn provider_error(dialect: Dialect, status: u16, message: &str) -> Response {
     json_response(status, &body)
 }
 
-fn gemini_model(path: &str) -> Option<String> {
-    let rest = path.split("/models/").nth(1)?;
-    Some(rest.split(':').next()?.to_string())
-}
-
 /// A tool call when tools are offered and the history does not end in a result; text
 /// quoting the last result otherwise.
 fn decide(dialect: Dialect, body: &Value, n: u64) -> Vec<Out> {
@@ -418,9 +438,14 @@ fn decide(dialect: Dialect, body: &Value, n: u64) -> Vec<Out> {
     let mut outs = Vec::new();
     match (tool, last_result) {
         (Some(name), None) => {
-            if dialect == Dialect::OpenAiResponses
-                || (dialect == Dialect::Anthropic && body.get("thinking").is_some())
-            {
+            let thinking = match dialect {
+                Dialect::Anthropic => body.get("thinking").is_some(),
+                Dialect::BedrockConverse => body
+                    .pointer("/additionalModelRequestFields/thinking")
+                    .is_some(),
+                _ => false,
+            };
+            if dialect == Dialect::OpenAiResponses || thinking {
                 outs.push(Out::Reasoning {
                     id: format!("rs_mock{n}"),
                     secret: format!("gAAAAABmock-encrypted-reasoning-{n}"),
@@ -446,7 +471,11 @@ fn decide(dialect: Dialect, body: &Value, n: u64) -> Vec<Out> {
 }
 
 fn first_tool(dialect: Dialect, body: &Value) -> Option<String> {
-    let tools = body.get("tools")?.as_array()?;
+    let tools = match dialect {
+        Dialect::BedrockConverse => body.pointer("/toolConfig/tools")?,
+        _ => body.get("tools")?,
+    }
+    .as_array()?;
     let t = tools.first()?;
     let name = match dialect {
         Dialect::OpenAiChat => t.pointer("/function/name"),
@@ -454,7 +483,7 @@ fn first_tool(dialect: Dialect, body: &Value) -> Option<String> {
         Dialect::Gemini => t
             .pointer("/functionDeclarations/0/name")
             .or_else(|| t.pointer("/function_declarations/0/name")),
-        Dialect::BedrockConverse => None,
+        Dialect::BedrockConverse => t.pointer("/toolSpec/name"),
     };
     name.and_then(Value::as_str).map(str::to_string)
 }
@@ -467,7 +496,18 @@ fn last_tool_result(dialect: Dialect, body: &Value) -> Option<String> {
         other => other.to_string(),
     };
     match dialect {
-        Dialect::BedrockConverse => None,
+        Dialect::BedrockConverse => last["content"].as_array().and_then(|blocks| {
+            blocks.iter().find_map(|b| {
+                b.get("toolResult").map(|r| match &r["content"] {
+                    Value::Array(parts) => parts
+                        .iter()
+                        .filter_map(|p| p["text"].as_str())
+                        .collect::<Vec<_>>()
+                        .join(""),
+                    other => text(other),
+                })
+            })
+        }),
         Dialect::OpenAiChat => (last["role"] == "tool").then(|| text(&last["content"])),
         Dialect::OpenAiResponses => {
             (last["type"] == "function_call_output").then(|| text(&last["output"]))
@@ -725,6 +765,110 @@ fn responses_sse(model: &str, outs: &[Out], n: u64) -> Vec<String> {
         json!({"type": "response.completed", "response": responses_json(model, outs, n, "completed")}),
     );
     ev
+}
+
+// --- Bedrock Converse -------------------------------------------------------------
+
+fn converse_block(o: &Out) -> Value {
+    match o {
+        Out::Reasoning { secret, .. } => json!({"reasoningContent": {"reasoningText": {
+            "text": "The user wants the weather; I will call the tool.", "signature": secret}}}),
+        Out::Call { id, name, args, .. } => json!({"toolUse": {
+            "toolUseId": id.replace("call_", "tooluse_"), "name": name, "input": args,
+            "type": "tool_use"}}),
+        Out::Text { text, .. } => json!({"text": text}),
+    }
+}
+
+fn converse_stop(outs: &[Out]) -> &'static str {
+    if outs.iter().any(|o| matches!(o, Out::Call { .. })) {
+        "tool_use"
+    } else {
+        "end_turn"
+    }
+}
+
+fn converse_json(outs: &[Out]) -> Value {
+    json!({"output": {"message": {"role": "assistant",
+        "content": outs.iter().map(converse_block).collect::<Vec<_>>()}},
+        "stopReason": converse_stop(outs),
+        "usage": {"inputTokens": 10, "outputTokens": 5, "totalTokens": 15},
+        "metrics": {"latencyMs": 12}})
+}
+
+/// The frames of a `converse-stream` answer, each with AWS's padding field.
+fn converse_frames(outs: &[Out]) -> Vec<Vec<u8>> {
+    let frame = |event: &str, mut payload: Value| {
+        payload["p"] = json!("abcdefgh");
+        mend::canonical::capture::encode_frame(
+            &[
+                (":event-type", event),
+                (":content-type", "application/json"),
+                (":message-type", "event"),
+            ],
+            payload.to_string().as_bytes(),
+        )
+    };
+    let mut frames = vec![frame("messageStart", json!({"role": "assistant"}))];
+    for (i, o) in outs.iter().enumerate() {
+        let delta = |d: Value| {
+            frame(
+                "contentBlockDelta",
+                json!({"contentBlockIndex": i, "delta": d}),
+            )
+        };
+        match o {
+            Out::Reasoning { secret, .. } => {
+                frames.push(delta(
+                    json!({"reasoningContent": {"text": "The user wants the weather; "}}),
+                ));
+                frames.push(delta(
+                    json!({"reasoningContent": {"text": "I will call the tool."}}),
+                ));
+                frames.push(delta(json!({"reasoningContent": {"signature": secret}})));
+            }
+            Out::Call { id, name, args, .. } => {
+                frames.push(frame(
+                    "contentBlockStart",
+                    json!({"contentBlockIndex": i,
+                    "start": {"toolUse": {"toolUseId": id.replace("call_", "tooluse_"),
+                    "name": name, "type": "tool_use"}}}),
+                ));
+                let a = args.to_string();
+                let (x, y) = a.split_at(a.len() / 2);
+                for part in ["", x, y] {
+                    frames.push(delta(json!({"toolUse": {"input": part}})));
+                }
+            }
+            Out::Text { text, .. } => {
+                let (a, b) = text.split_at(text.len() / 2);
+                frames.push(delta(json!({"text": a})));
+                frames.push(delta(json!({"text": b})));
+            }
+        }
+        frames.push(frame("contentBlockStop", json!({"contentBlockIndex": i})));
+    }
+    frames.push(frame(
+        "messageStop",
+        json!({"stopReason": converse_stop(outs)}),
+    ));
+    frames.push(frame(
+        "metadata",
+        json!({"usage": {"inputTokens": 10, "outputTokens": 5, "totalTokens": 15},
+            "metrics": {"latencyMs": 12}}),
+    ));
+    frames
+}
+
+fn eventstream_response(frames: Vec<Vec<u8>>) -> Response {
+    let chunks: Vec<Result<Bytes, std::io::Error>> =
+        frames.into_iter().map(|f| Ok(Bytes::from(f))).collect();
+    let mut resp = Response::new(Body::from_stream(futures_util::stream::iter(chunks)));
+    resp.headers_mut().insert(
+        "content-type",
+        HeaderValue::from_static("application/vnd.amazon.eventstream"),
+    );
+    resp
 }
 
 // --- Anthropic --------------------------------------------------------------------

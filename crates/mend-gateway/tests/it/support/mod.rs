@@ -19,15 +19,6 @@ pub use mock::{Mock, Scripted};
 mod shared_fixtures;
 pub use shared_fixtures::shared_dir;
 
-/// The dialects these tests send through the gateway. Converse is read by the engine but
-/// has no gateway route yet; it joins when it has one.
-pub const SERVED: [Dialect; 4] = [
-    Dialect::OpenAiChat,
-    Dialect::OpenAiResponses,
-    Dialect::Anthropic,
-    Dialect::Gemini,
-];
-
 /// A configuration with every upstream at the mock, in one mode.
 pub fn config_for(mock: &Mock, mode: Mode) -> Config {
     let mut c = Config::default();
@@ -87,7 +78,10 @@ pub async fn send(app: &Router, req: Request<Body>) -> Reply {
 /// The endpoint of a dialect (Gemini's non-streaming one).
 pub fn endpoint(d: Dialect) -> &'static str {
     match d {
-        Dialect::BedrockConverse => unreachable!("Converse has no gateway route yet"),
+        // The model id URL-encoded, as the AWS SDKs send it.
+        Dialect::BedrockConverse => {
+            "/model/us.anthropic.claude-sonnet-4-5-20250929-v1%3A0/converse"
+        }
         Dialect::OpenAiChat => "/v1/chat/completions",
         Dialect::OpenAiResponses => "/v1/responses",
         Dialect::Anthropic => "/v1/messages",
@@ -98,7 +92,8 @@ pub fn endpoint(d: Dialect) -> &'static str {
 /// The credentials headers a provider wants, with recognisable fake secrets.
 pub fn creds(d: Dialect) -> Vec<(&'static str, &'static str)> {
     match d {
-        Dialect::BedrockConverse => unreachable!("Converse has no gateway route yet"),
+        // A Bedrock API key (SigV4 requests are tested on their own).
+        Dialect::BedrockConverse => vec![("authorization", "Bearer ABSK-SECRET-bedrock-0006")],
         Dialect::OpenAiChat | Dialect::OpenAiResponses => {
             vec![("authorization", "Bearer sk-test-SECRET-openai-0001")]
         }

@@ -1,18 +1,21 @@
 //! Capture: a provider's response, non-streaming or streamed, as canonical assistant
 //! messages with every provider id, signature and encrypted payload kept.
 //!
-//! [`read_response`] reads a whole response body; [`StreamCapture`] reads an SSE stream
+//! [`read_response`] reads a whole response body; [`StreamCapture`] reads a stream
 //! incrementally (bytes in any chunking give the same result) and [`read_stream`] is the
-//! same over a whole stream. Both give a [`Reply`]: the messages in output order, the
+//! same over a whole stream. Streams are SSE, but for Bedrock Converse, whose
+//! `converse-stream` answers binary AWS event-stream frames ([`split_frames`]). Both give a [`Reply`]: the messages in output order, the
 //! response's own fields (model, usage, stop reason...), and any stream events this
 //! crate does not know, kept verbatim. Each message is what a client sends back in its
 //! next request: reading it with the dialect's request reader would give the same parts.
 //!
 //! Invariant: capture never panics and never loses a part it cannot model (it becomes an
-//! opaque part). A stream that ends early, is not SSE, carries malformed JSON, belongs
-//! to another dialect, or reports a provider error gives a [`CaptureError`] with the byte
-//! offset where it went wrong; an unknown event type is not an error.
+//! opaque part). A stream that ends early, is not SSE (or, for Converse, not event-stream
+//! frames with valid CRCs), carries malformed JSON, belongs to another dialect, or
+//! reports a provider error gives a [`CaptureError`] with the byte offset where it went
+//! wrong; an unknown event type is not an error.
 
+pub use crate::eventstream::{encode_frame, split_frames, Frame};
 pub use crate::sse::split_events;
 
 use serde_json::{Map, Value};
@@ -23,10 +26,12 @@ use crate::dialect::kind_of;
 use crate::Dialect;
 
 use crate::dialect::anthropic::capture as anthropic;
+use crate::dialect::bedrock_converse::capture as bedrock_converse;
 use crate::dialect::gemini::capture as gemini;
 use crate::dialect::openai_chat::capture as openai_chat;
 use crate::dialect::openai_responses::capture as openai_responses;
 
+use crate::eventstream;
 use crate::sse;
 
 /// A captured response.
@@ -47,7 +52,8 @@ pub struct Reply {
 pub enum CaptureErrorKind {
     /// The stream ends before the response is complete.
     Truncated,
-    /// Not JSON, not SSE, not UTF-8, or not the dialect's shape.
+    /// Not JSON, not SSE (not event-stream frames with valid CRCs, for Converse), not
+    /// UTF-8, or not the dialect's shape.
     Malformed,
     /// A response or stream of another dialect.
     WrongDialect,
@@ -152,7 +158,7 @@ pub fn read_response(dialect: Dialect, bytes: &[u8]) -> Result<Reply, CaptureErr
 
 /// Read a parsed non-streaming response of `dialect`. Offsets in errors are 0.
 pub fn read_response_value(dialect: Dialect, body: &Value) -> Result<Reply, CaptureError> {
-    if let Some(e) = error_in_body(body) {
+    if let Some(e) = error_in_body(dialect, body) {
         return Err(CaptureError::provider(0, e));
     }
     let wrong = |what: &str| {
@@ -177,14 +183,23 @@ pub fn read_response_value(dialect: Dialect, body: &Value) -> Result<Reply, Capt
         Dialect::OpenAiResponses => openai_responses::read_response(o),
         Dialect::Anthropic => anthropic::read_response(o),
         Dialect::Gemini => gemini::read_response(o),
-        Dialect::BedrockConverse => Err(format!("{dialect} responses cannot be read yet")),
+        Dialect::BedrockConverse => bedrock_converse::read_response(o),
     };
     r.map_err(|what| wrong(&what))
 }
 
-/// The error object of an error body, if it is one.
-fn error_in_body(body: &Value) -> Option<&Value> {
+/// The error object of an error body, if it is one. AWS's is `{"message"}` alone (the
+/// type in the `x-amzn-ErrorType` header, sometimes `__type` too).
+fn error_in_body(dialect: Dialect, body: &Value) -> Option<&Value> {
     let o = body.as_object()?;
+    if dialect == Dialect::BedrockConverse
+        && !o.contains_key("output")
+        && ["message", "Message"]
+            .iter()
+            .any(|k| o.get(*k).is_some_and(Value::is_string))
+    {
+        return Some(body);
+    }
     if o.get("type").and_then(Value::as_str) == Some("error") {
         return Some(body);
     }
@@ -201,6 +216,11 @@ fn sniff_response(body: &Value) -> Option<Dialect> {
         Value::Object(o) => {
             if o.contains_key("choices") {
                 Some(Dialect::OpenAiChat)
+            } else if o
+                .get("output")
+                .is_some_and(|out| out.get("message").is_some())
+            {
+                Some(Dialect::BedrockConverse)
             } else if o.contains_key("output")
                 || o.get("object").and_then(Value::as_str) == Some("response")
             {
@@ -279,7 +299,8 @@ enum State {
     Responses(openai_responses::Stream),
     Anthropic(anthropic::Stream),
     Gemini(gemini::Stream),
-    Unsupported(Dialect),
+    /// Converse reads frames, not SSE events ([`State::frame`]).
+    Converse(bedrock_converse::Stream),
 }
 
 impl State {
@@ -289,10 +310,19 @@ impl State {
             State::Responses(s) => s.event(ev),
             State::Anthropic(s) => s.event(ev),
             State::Gemini(s) => s.event(ev),
-            State::Unsupported(d) => Err(CaptureError::new(
-                CaptureErrorKind::Malformed,
-                0,
-                format!("{d} streams cannot be read yet"),
+            State::Converse(_) => Err(malformed(
+                ev.offset,
+                "a bedrock_converse stream is event-stream frames, not SSE",
+            )),
+        }
+    }
+
+    fn frame(&mut self, f: eventstream::Frame) -> Result<(), CaptureError> {
+        match self {
+            State::Converse(s) => s.frame(f),
+            _ => Err(malformed(
+                f.offset,
+                "an event-stream frame in a stream of an SSE dialect",
             )),
         }
     }
@@ -303,16 +333,36 @@ impl State {
             State::Responses(s) => s.finish(end),
             State::Anthropic(s) => s.finish(end),
             State::Gemini(s) => s.finish(end),
-            State::Unsupported(d) => Err(CaptureError::new(
-                CaptureErrorKind::Malformed,
-                end,
-                format!("{d} streams cannot be read yet"),
-            )),
+            State::Converse(s) => s.finish(end),
         }
     }
 }
 
-/// An incremental reader of one SSE stream of a dialect.
+/// How a stream is cut into events.
+#[derive(Debug)]
+enum Framing {
+    Sse(sse::Splitter),
+    Frames(eventstream::Splitter),
+}
+
+impl Framing {
+    fn new(dialect: Dialect, max: usize) -> Framing {
+        match dialect {
+            Dialect::BedrockConverse => Framing::Frames(eventstream::Splitter::new(max)),
+            _ => Framing::Sse(sse::Splitter::new(max)),
+        }
+    }
+
+    fn position(&self) -> usize {
+        match self {
+            Framing::Sse(s) => s.position(),
+            Framing::Frames(s) => s.position(),
+        }
+    }
+}
+
+/// An incremental reader of one stream of a dialect: SSE, or for Bedrock Converse AWS
+/// event-stream frames.
 ///
 /// ```
 /// use mend::canonical::capture::StreamCapture;
@@ -334,7 +384,7 @@ impl State {
 #[derive(Debug)]
 pub struct StreamCapture {
     dialect: Dialect,
-    sse: sse::Splitter,
+    framing: Framing,
     state: State,
     events: usize,
     /// The first byte fed that is not white space (`{` or `[` means a JSON body).
@@ -350,11 +400,11 @@ impl StreamCapture {
             Dialect::OpenAiResponses => State::Responses(openai_responses::Stream::default()),
             Dialect::Anthropic => State::Anthropic(anthropic::Stream::default()),
             Dialect::Gemini => State::Gemini(gemini::Stream::default()),
-            Dialect::BedrockConverse => State::Unsupported(dialect),
+            Dialect::BedrockConverse => State::Converse(bedrock_converse::Stream::default()),
         };
         StreamCapture {
             dialect,
-            sse: sse::Splitter::new(DEFAULT_MAX_EVENT_BYTES),
+            framing: Framing::new(dialect, DEFAULT_MAX_EVENT_BYTES),
             state,
             events: 0,
             first: None,
@@ -362,9 +412,10 @@ impl StreamCapture {
         }
     }
 
-    /// Refuse any single event larger than `bytes` (default [`DEFAULT_MAX_EVENT_BYTES`]).
+    /// Refuse any single event (or event-stream frame) larger than `bytes` (default
+    /// [`DEFAULT_MAX_EVENT_BYTES`]). Set it before feeding.
     pub fn max_event_bytes(mut self, bytes: usize) -> StreamCapture {
-        self.sse = sse::Splitter::new(bytes);
+        self.framing = Framing::new(self.dialect, bytes);
         self
     }
 
@@ -388,10 +439,33 @@ impl StreamCapture {
             self.first = bytes.iter().copied().find(|b| !b.is_ascii_whitespace());
         }
         let before = self.events;
+        let json_body = before == 0 && self.first == Some(b'{');
+        // SSE where frames were expected (no frame starts with a letter or `:`): split it
+        // as SSE, so its first event says which dialect it is.
+        if matches!(self.framing, Framing::Frames(ref f) if f.position() == 0)
+            && self
+                .first
+                .is_some_and(|b| b.is_ascii_alphabetic() || b == b':')
+        {
+            self.framing = Framing::Sse(sse::Splitter::new(DEFAULT_MAX_EVENT_BYTES));
+        }
         let (dialect, state, events) = (self.dialect, &mut self.state, &mut self.events);
-        let r = self
-            .sse
-            .feed(bytes, &mut |raw| on_raw_event(dialect, state, events, raw));
+        let r = match &mut self.framing {
+            Framing::Sse(sse) => {
+                sse.feed(bytes, &mut |raw| on_raw_event(dialect, state, events, raw))
+            }
+            // A JSON body where frames were expected: no frame is 2 GB long, so a first
+            // byte `{` is never a frame's.
+            Framing::Frames(_) if json_body => Err(CaptureError::new(
+                CaptureErrorKind::Malformed,
+                0,
+                "this is a JSON body, not an event stream; read it with read_response",
+            )),
+            Framing::Frames(fr) => fr.feed(bytes, &mut |f| {
+                *events += 1;
+                state.frame(f)
+            }),
+        };
         if let Err(e) = &r {
             self.error = Some(e.clone());
         }
@@ -403,7 +477,7 @@ impl StreamCapture {
         if let Some(e) = self.error {
             return Err(e);
         }
-        let end = self.sse.position();
+        let end = self.framing.position();
         if self.events == 0 && matches!(self.first, Some(b'{' | b'[')) {
             return Err(CaptureError::new(
                 CaptureErrorKind::Malformed,
@@ -412,15 +486,26 @@ impl StreamCapture {
             ));
         }
         let (dialect, state, events) = (self.dialect, &mut self.state, &mut self.events);
-        self.sse
-            .finish(&mut |raw| on_raw_event(dialect, state, events, raw))?;
+        match &mut self.framing {
+            Framing::Sse(sse) => {
+                sse.finish(&mut |raw| on_raw_event(dialect, state, events, raw))?
+            }
+            Framing::Frames(fr) => {
+                if let Some(at) = fr.pending() {
+                    return Err(fr.cut(at));
+                }
+            }
+        }
         if self.events == 0 {
             let reason = if end == 0 {
                 "the stream is empty".to_string()
             } else {
-                format!(
-                    "no SSE `data:` event in {end} bytes (a JSON response body? read it with read_response)"
-                )
+                match self.framing {
+                    Framing::Sse(_) => format!(
+                        "no SSE `data:` event in {end} bytes (a JSON response body? read it with read_response)"
+                    ),
+                    Framing::Frames(_) => format!("no event-stream frame in {end} bytes"),
+                }
             };
             let kind = if end == 0 {
                 CaptureErrorKind::Truncated
@@ -473,7 +558,7 @@ fn on_raw_event(
     })
 }
 
-/// Read a whole SSE stream of `dialect`.
+/// Read a whole stream of `dialect` (SSE; event-stream frames for Converse).
 pub fn read_stream(dialect: Dialect, bytes: &[u8]) -> Result<Reply, CaptureError> {
     let mut cap = StreamCapture::new(dialect);
     cap.feed(bytes)?;

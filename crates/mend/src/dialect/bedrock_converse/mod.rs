@@ -12,6 +12,8 @@
 //! gateway's route). Server tools (Nova's code interpreter) are `toolUse` blocks with
 //! `"type": "server_tool_use"` whose `toolResult` sits in the same assistant message.
 
+pub(crate) mod capture;
+
 use serde_json::{Map, Value};
 
 use super::openai_chat::approx_size;
