@@ -287,6 +287,12 @@ pub struct Facts<'a> {
     pub cache_points: Vec<Ptr>,
     /// Anthropic: `cache_control` breakpoints nested inside other blocks.
     pub nested_cache_points: usize,
+    /// Responses: `store: false`, so the provider keeps no item of this exchange.
+    pub store_disabled: bool,
+    /// Responses: the `previous_response_id` the request continues, if any.
+    pub previous_response: Option<&'a str>,
+    /// Responses: the `item_reference` items (where, and the id they name).
+    pub item_references: Vec<(Ptr, Option<&'a str>)>,
 }
 
 /// The history as the rules see it.

@@ -73,6 +73,11 @@ pub(crate) enum Defect {
     EmptyToolCalls,
     /// OpenAI chat: a tool call's `function.arguments` is JSON but not a string.
     ArgumentsNotString,
+    /// Responses: a reasoning item without its (required) `summary`.
+    ReasoningWithoutSummary,
+    /// Responses: an output item of the response `previous_response_id` names, sent
+    /// again though the provider already holds it.
+    HeldUpstream,
 }
 
 impl Violation {

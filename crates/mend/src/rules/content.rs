@@ -512,6 +512,16 @@ fn reshape_the_known_defects(fx: &mut Fixer, v: &Violation) {
                 fx.note(v.rule, v.path.clone(), "drop", detail.into());
             }
         }
+        Some(Defect::ReasoningWithoutSummary) => {
+            let Some(t) = v.loc.turn else { return };
+            let ptr = fx.chain().turns[t].ptr;
+            if ptr.item.is_some() && fx.set_field(ptr, "summary", Some(json!([]))) {
+                let detail =
+                    "added the required summary, empty: the reasoning item came without one";
+                fx.note(v.rule, v.path.clone(), "set", detail.into());
+            }
+        }
+        Some(Defect::HeldUpstream) => {}
         Some(Defect::ArgumentsNotString) => {
             let Some(n) = v.loc.node else { return };
             let ptr = fx.chain().nodes[n].ptr;

@@ -11,7 +11,7 @@
 //! | `rules/ids.rs` | `invalid-call-id` |
 //! | `rules/roles.rs` | `role-order`, `function-call-position` |
 //! | `rules/content.rs` | `empty-content`, `tools-undeclared`, `cache-breakpoints`, `malformed` |
-//! | `rules/reasoning.rs` | `reasoning-without-follower`, `call-without-reasoning`, `follower-id-mismatch`, `missing-reasoning-content` |
+//! | `rules/reasoning.rs` | `reasoning-without-follower`, `call-without-reasoning`, `follower-id-mismatch`, `item-not-stored`, `missing-reasoning-content` |
 //! | `rules/thinking.rs` | `thinking-not-first`, `thinking-modified`, `missing-thought-signature` |
 //!
 //! Adding a rule: its spec, check and fix in its family module, one line in the
@@ -144,6 +144,8 @@ catalog! {
     CallWithoutReasoning => reasoning::CALL_WITHOUT_REASONING,
     /// The follower of a reasoning item lost or changed its provider item id.
     FollowerIdMismatch => reasoning::FOLLOWER_ID_MISMATCH,
+    /// A store: false request names an item the provider never kept.
+    ItemNotStored => reasoning::ITEM_NOT_STORED,
     /// With thinking on, the assistant turn of the tool loop does not start with thinking.
     ThinkingNotFirst => thinking::THINKING_NOT_FIRST,
     /// A signed thinking block was changed, stripped of its signature, or misplaced.
@@ -321,6 +323,8 @@ pub(crate) fn run(ctx: &Ctx, out: &mut Vec<Violation>) -> Vec<(usize, usize)> {
         Dialect::OpenAiResponses => {
             reasoning::reasoning_is_followed_by_its_item(ctx, out);
             reasoning::outputs_keep_their_reasoning(ctx, out);
+            reasoning::stored_items_are_resolvable(ctx, out);
+            reasoning::held_items_are_not_replayed(ctx, out);
             pairing::item_ids_are_unique(ctx, out);
         }
         Dialect::Anthropic => {

@@ -14,7 +14,7 @@ use crate::chain::{CallKind, NodeKind, Role};
 use crate::dialect::Dialect;
 use crate::profile::ProfileId;
 use crate::repair::Fixer;
-use crate::violation::{Rule, Severity, Violation};
+use crate::violation::{Defect, Rule, Severity, Violation};
 
 use super::{Ctx, ProviderText, Repair, RuleSpec};
 
@@ -77,7 +77,7 @@ pub(crate) const CALL_WITHOUT_REASONING: RuleSpec = RuleSpec {
         },
     ],
     repair: Repair::Always("Moves a reasoning item stranded after its output back in front of it; otherwise removes the output's item id so it is sent as plain input that needs no reasoning item. Deferred to the next pass when the same pass moves tool results."),
-    doc: "OpenAI rejects an fc_/msg_ item replayed with its id when the reasoning item it was produced with is missing.\nA response may produce no reasoning at all, so a step without reasoning is not wrong by itself: the check runs only when the history replays reasoning items with ids, and flags the first output with an item id in a run of assistant items that has no reasoning before it when the loss is evident: it opens a user turn, a later step of the same turn still has its reasoning (a client that kept only the latest reasoning), or its reasoning sits after it.\nMust not flag: later steps of a tool loop that produced no reasoning, function calls without item ids, histories with no reasoning items at all.\nFix: put the reasoning back in front, or drop the item id.",
+    doc: "OpenAI rejects an fc_/msg_ item replayed with its id when the reasoning item it was produced with is missing.\nA response may produce no reasoning at all, so a step without reasoning is not wrong by itself: the check runs only when the history replays reasoning items with ids, and flags the first output with an item id in a run of assistant items that has no reasoning before it when the loss is evident: it opens a user turn, a later step of the same turn still has its reasoning (a client that kept only the latest reasoning), or its reasoning sits after it.\nMust not flag: later steps of a tool loop that produced no reasoning, function calls without item ids, histories with no reasoning items at all.\nNot flagged, on evidence: a history that kept the item ids and lost every reasoning item. Whether an fc_/msg_ item needs reasoning depends on the response that produced it, not on this request's model: an accepted recording sends gpt-5 an fc_ item with no reasoning item anywhere (fixtures openai_responses/pydantic-ai--openai-responses-history-with-combined-tool-call-id), so the request's model proves nothing and the check would guess.\nFix: put the reasoning back in front, or drop the item id.",
     example: r#"{
   "model": "gpt-5",
   "include": [
@@ -129,6 +129,32 @@ pub(crate) const CALL_WITHOUT_REASONING: RuleSpec = RuleSpec {
   ]
 }"#,
     fix: Some(restore_or_unlink_the_output),
+};
+
+pub(crate) const ITEM_NOT_STORED: RuleSpec = RuleSpec {
+    id: "item-not-stored",
+    summary: "a store: false Responses request names an item only by its id (an item_reference, or a reasoning item without encrypted_content), which the provider never kept",
+    dialects: &[Dialect::OpenAiResponses],
+    profiles: &[],
+    severity: Severity::Error,
+    provider_texts: &[ProviderText {
+        provider: "openai",
+        text: "Item with id 'rs_…' not found. Items are not persisted when `store` is set to false. Try again with `store` set to true, or remove this item from your input.",
+        source: "provider-errors.jsonl openai_responses-06",
+    }],
+    repair: Repair::Always("Drops the item, as the provider's text advises: what it named was never kept and cannot be sent again (a reasoning item without its encrypted_content has nothing the model can read back)."),
+    doc: "With `store: false` the provider keeps nothing of the exchange, so an item that the request gives only by id has nothing behind it: an `item_reference`, or a reasoning item replayed with its rs_ id but without `encrypted_content` (a client that did not ask for `include: [\"reasoning.encrypted_content\"]`). OpenAI answers 404 with the text above.\nThe check runs only on `store: false` bodies and flags each such item.\nMust not flag: a reasoning item with encrypted_content, any item of a request with `store` true or absent (stored by default), an id-less reasoning item.\nAn item_reference to an item stored by an earlier `store: true` request may still resolve; the recorded text says these requests are refused, and the check follows it.\nFix: drop the item; a call it was paired with then loses its reasoning and is judged by call-without-reasoning.",
+    example: r#"{
+  "model": "o4-mini",
+  "store": false,
+  "input": [
+    {"role": "user", "content": "What is 17 * 19?"},
+    {"type": "reasoning", "id": "rs_04962823ecde01b901698e138042688193a657e07614b238c3", "summary": []},
+    {"type": "message", "role": "assistant", "id": "msg_04962823ecde01b901698e138042688193a657e07614b2380a", "content": [{"type": "output_text", "text": "323"}]},
+    {"role": "user", "content": "And 17 * 21?"}
+  ]
+}"#,
+    fix: Some(drop_the_unstored_item),
 };
 
 pub(crate) const FOLLOWER_ID_MISMATCH: RuleSpec = RuleSpec {
@@ -458,6 +484,73 @@ pub(crate) fn outputs_keep_their_reasoning(ctx: &Ctx, out: &mut Vec<Violation>) 
     flush(&mut segment, out);
 }
 
+/// Responses with `store: false`: no item is named only by an id the provider never kept.
+pub(crate) fn stored_items_are_resolvable(ctx: &Ctx, out: &mut Vec<Violation>) {
+    let chain = ctx.chain;
+    if !chain.facts.store_disabled {
+        return;
+    }
+    let text = |id: &str| {
+        format!("Item with id '{id}' not found. Items are not persisted when `store` is set to false. Try again with `store` set to true, or remove this item from your input.")
+    };
+    for (n, node) in chain.nodes.iter().enumerate() {
+        if let NodeKind::Reasoning {
+            item_id: Some(id),
+            encrypted: false,
+            ..
+        } = node.kind
+        {
+            out.push(
+                ctx.at_node(Rule::ItemNotStored, n, format!("the reasoning item {id} at {} has no encrypted_content and `store` is false: the provider kept nothing under its id", node.ptr))
+                    .provider(Some(text(id))),
+            );
+        }
+    }
+    for &(ptr, id) in &chain.facts.item_references {
+        let Some(n) = chain.nodes.iter().position(|m| m.ptr == ptr) else {
+            continue;
+        };
+        let id = id.unwrap_or("?");
+        out.push(
+            ctx.at_node(Rule::ItemNotStored, n, format!("the item_reference at {ptr} names {id}, but `store` is false: the provider keeps no item to refer to"))
+                .provider(Some(text(id))),
+        );
+    }
+}
+
+/// Responses continuing `previous_response_id`: the output items of that response are
+/// not sent again (the provider holds them already; its items share the response's key).
+pub(crate) fn held_items_are_not_replayed(ctx: &Ctx, out: &mut Vec<Violation>) {
+    let chain = ctx.chain;
+    let Some(key) = chain.facts.previous_response.and_then(response_key) else {
+        return;
+    };
+    for (n, node) in chain.nodes.iter().enumerate() {
+        let id = match node.kind {
+            NodeKind::Reasoning { item_id, .. }
+            | NodeKind::Message { item_id }
+            | NodeKind::Call { item_id, .. } => item_id,
+            _ => None,
+        };
+        let Some(id) = id.filter(|id| response_key(id) == Some(key)) else {
+            continue;
+        };
+        out.push(
+            ctx.at_node(
+                Rule::DuplicateCallId,
+                n,
+                format!(
+                    "{id} at {} is an output of {}, the response this request continues: the provider holds it already",
+                    node.ptr,
+                    chain.facts.previous_response.unwrap_or("")
+                ),
+            )
+            .provider(Some(format!("Duplicate item found with id {id}")))
+            .with_defect(Defect::HeldUpstream),
+        );
+    }
+}
+
 /// DeepSeek and Kimi in thinking mode: an assistant turn with tool calls carries its
 /// `reasoning_content`.
 pub(crate) fn thinking_turns_carry_reasoning_content(ctx: &Ctx, out: &mut Vec<Violation>) {
@@ -608,6 +701,22 @@ fn restore_or_unlink_the_output(fx: &mut Fixer, v: &Violation) {
         let detail =
             "removed the item id, so the item is sent as plain input that needs no reasoning item";
         fx.note(v.rule, v.path.clone(), "set", detail.into());
+    }
+}
+
+/// `item-not-stored`: the item goes, as the provider advises.
+fn drop_the_unstored_item(fx: &mut Fixer, v: &Violation) {
+    let Some(n) = v.loc.node else { return };
+    // Another finding about the same item may have dropped it already this pass.
+    let item = fx.chain().nodes[n].ptr.item.map(|i| i as usize);
+    if item.is_some_and(|i| fx.plan.drop_items.contains(&i)) {
+        return;
+    }
+    if fx.claim(n) {
+        fx.drop_node(n);
+        let detail =
+            "dropped the item: `store` is false, so the provider kept nothing under its id";
+        fx.note(v.rule, v.path.clone(), "drop", detail.into());
     }
 }
 

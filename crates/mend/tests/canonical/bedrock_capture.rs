@@ -375,7 +375,11 @@ fn exceptions_and_bad_frames_are_named() {
     assert_eq!(sse.kind, CaptureErrorKind::WrongDialect, "{sse}");
     assert!(sse.reason.contains("anthropic"), "{sse}");
     let unknown_sse = read_stream(D, b"data: {\"x\":1}\n\n").unwrap_err();
-    assert_eq!(unknown_sse.kind, CaptureErrorKind::Malformed, "{unknown_sse}");
+    assert_eq!(
+        unknown_sse.kind,
+        CaptureErrorKind::Malformed,
+        "{unknown_sse}"
+    );
     let body = read_stream(D, br#"{"output": {}}"#).unwrap_err();
     assert!(body.reason.contains("read_response"), "{body}");
     assert_eq!(

@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use super::openai_chat::approx_size;
 use super::{blank, kind_of, malformed};
 use crate::chain::{CallKind, Chain, NodeKind, Ptr, Role};
-use crate::violation::Violation;
+use crate::violation::{Defect, Rule, Violation};
 
 pub mod canonical;
 pub(crate) mod capture;
@@ -45,6 +45,8 @@ pub(crate) fn map<'a>(
     chain.facts.continues_stored_state = ["previous_response_id", "conversation"]
         .iter()
         .any(|k| body.get(*k).is_some_and(|v| !v.is_null()));
+    chain.facts.store_disabled = body.get("store") == Some(&Value::Bool(false));
+    chain.facts.previous_response = body.get("previous_response_id").and_then(Value::as_str);
     match body.get(ROOT) {
         Some(Value::String(s)) => {
             chain.begin_turn(Role::User, "user", Ptr::root(ROOT), s.len());
@@ -152,6 +154,18 @@ fn map_item<'a>(i: usize, it: &'a Value, chain: &mut Chain<'a>, out: &mut Vec<Vi
             let encrypted = f
                 .encrypted_content
                 .is_some_and(|v| v.as_str().is_some_and(|s| !s.is_empty()));
+            if f.summary.is_none() {
+                out.push(
+                    Violation::error(
+                        Rule::Malformed,
+                        ptr.render_with("summary"),
+                        format!("input[{i}] is a reasoning item without `summary`; the field is required (an empty list when the response gave none)"),
+                    )
+                    .provider(Some(format!("Missing required parameter: input[{i}].summary")))
+                    .at_turn(chain.turns.len().saturating_sub(1))
+                    .with_defect(Defect::ReasoningWithoutSummary),
+                );
+            }
             chain.push(
                 NodeKind::Reasoning {
                     item_id: id,
@@ -241,6 +255,7 @@ fn map_item<'a>(i: usize, it: &'a Value, chain: &mut Chain<'a>, out: &mut Vec<Vi
                 // item_reference, compaction and types mend does not know: kept, not judged.
                 if t == "item_reference" {
                     chain.facts.continues_stored_state = true;
+                    chain.facts.item_references.push((ptr, id));
                 }
                 chain.begin_turn(Role::Other(t), t, ptr, 0);
                 chain.push(NodeKind::Other { wire: t }, ptr);
