@@ -19,6 +19,8 @@ use super::{blank, kind_of, malformed};
 use crate::chain::{CallKind, Chain, NodeKind, Ptr, Role};
 use crate::violation::Violation;
 
+pub mod canonical;
+
 const ROOT: &str = "messages";
 
 /// The union keys under which a call's and a result's `toolUseId` live.
