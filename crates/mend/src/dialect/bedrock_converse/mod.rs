@@ -20,6 +20,7 @@ use crate::chain::{CallKind, Chain, NodeKind, Ptr, Role};
 use crate::violation::Violation;
 
 pub mod canonical;
+pub(crate) mod settings;
 
 const ROOT: &str = "messages";
 
