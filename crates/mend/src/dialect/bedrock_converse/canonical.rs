@@ -36,7 +36,7 @@ pub(crate) fn read_request(obj: &Map<String, Value>) -> Conversation {
             ("system", Value::Array(blocks)) if !blocks.is_empty() => {
                 system = Some(Message::new(
                     Role::System,
-                    blocks.iter().map(read_block).collect(),
+                    blocks.iter().map(read_system_block).collect(),
                 ));
             }
             _ => {
@@ -79,6 +79,18 @@ pub(crate) fn read_message(v: &Value) -> Message {
     msg
 }
 
+/// A system block: text, or kept as it is (`cachePoint`, `guardContent`, and whatever
+/// else: a system list holds no other content).
+fn read_system_block(v: &Value) -> Part {
+    match v.as_object().and_then(member) {
+        Some(("text", Value::String(t))) => Part::text(t.clone()),
+        _ => Part::Opaque(Opaque {
+            value: v.clone(),
+            form: None,
+        }),
+    }
+}
+
 /// The one member of a union block; None when it has none or several.
 fn member(o: &Map<String, Value>) -> Option<(&str, &Value)> {
     let mut it = o.iter();
@@ -86,7 +98,7 @@ fn member(o: &Map<String, Value>) -> Option<(&str, &Value)> {
     it.next().is_none().then_some((k.as_str(), v))
 }
 
-/// Read one content block (also a system block or a tool result's content block).
+/// Read one content block (also a tool result's content block).
 pub(crate) fn read_block(v: &Value) -> Part {
     let opaque = || {
         Part::Opaque(Opaque {
