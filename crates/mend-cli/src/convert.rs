@@ -18,10 +18,12 @@ pub struct ConvertArgs {
     /// A file, or `-` for stdin
     #[arg(value_name = "FILE|-", default_value = "-")]
     input: String,
-    /// The source dialect: auto, openai_chat, openai_responses, anthropic or gemini
+    /// The source dialect: auto, openai_chat, openai_responses, anthropic, gemini or
+    /// bedrock_converse
     #[arg(long, value_name = "DIALECT", default_value = "auto")]
     from: String,
-    /// The target dialect: openai_chat, openai_responses, anthropic or gemini
+    /// The target dialect: openai_chat, openai_responses, anthropic, gemini or
+    /// bedrock_converse
     #[arg(long, value_name = "DIALECT")]
     to: String,
     /// The target's provider profile (see `mend providers`); default: the one the model
@@ -31,7 +33,9 @@ pub struct ConvertArgs {
     /// The source's provider profile, for repairing the source before converting
     #[arg(long, value_name = "PROVIDER")]
     source_provider: Option<String>,
-    /// The target model (default: the source's `model`)
+    /// The target model (default: the source's `model`). A Gemini or Converse body has
+    /// none (it is in the URL): give it to write it for a target that takes it in the
+    /// body, and to pick the target's rules (Converse: Claude's `top_k`, the first turn)
     #[arg(long, value_name = "MODEL")]
     model: Option<String>,
     /// The token limit to write when the target requires one and the source has none

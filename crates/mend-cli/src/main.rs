@@ -61,8 +61,8 @@ impl Status {
     version,
     about = "Keep LLM conversation histories valid for provider APIs",
     long_about = "Keep LLM conversation histories valid for provider APIs.\n\n\
-        mend reads request bodies of four dialects (OpenAI chat, OpenAI Responses, \
-        Anthropic Messages, Gemini) and finds what the provider would reject with a \
+        mend reads request bodies of five dialects (OpenAI chat, OpenAI Responses, \
+        Anthropic Messages, Gemini, Bedrock Converse) and finds what the provider would reject with a \
         400: tool calls without results, results without calls, reasoning items that \
         lost their follower, thinking blocks out of place. Each finding names its rule, \
         the JSON pointer, and the error text the provider itself would answer with.",

@@ -1,7 +1,7 @@
 //! mend keeps LLM conversation histories valid for every provider API.
 //!
-//! This crate is the engine: it reads a request body of one of four dialects
-//! (OpenAI chat, OpenAI Responses, Anthropic Messages, Gemini), maps its history onto a
+//! This crate is the engine: it reads a request body of one of five dialects
+//! (OpenAI chat, OpenAI Responses, Anthropic Messages, Gemini, Bedrock Converse), maps its history onto a
 //! dialect-neutral [`chain::Chain`], and runs the rule catalog over it. Every
 //! finding names its rule, a JSON pointer into the body, what is wrong, and the error
 //! text the provider itself would answer with.

@@ -6,6 +6,8 @@ use crate::support::{arg, folder_with, run, run_with_stdin};
 
 const VALID: &str = "examples/anthropic-valid-parallel-tools.json";
 const ORPHAN: &str = "examples/openai_chat-orphan-tool.json";
+/// The example declares no tools, which Converse requires of a tool history: that target
+/// is `a_tool_history_without_tools_to_converse_says_why_it_is_invalid`.
 const DIALECTS: [&str; 4] = ["openai_chat", "openai_responses", "anthropic", "gemini"];
 
 #[test]
@@ -195,4 +197,107 @@ fn no_repair_converts_as_it_is_and_the_target_check_names_what_broke() {
     );
     let out: serde_json::Value = serde_json::from_str(&r.stdout).expect("a body all the same");
     assert!(out["messages"].is_array(), "{out}");
+}
+
+/// A Claude tool loop on Converse (no model in the body: it is in the URL).
+const CONVERSE: &[u8] = br#"{"messages": [
+    {"role": "user", "content": [{"text": "Book a table at 8."}]},
+    {"role": "assistant", "content": [
+        {"reasoningContent": {"reasoningText": {"text": "call it", "signature": "EqQBsig"}}},
+        {"toolUse": {"toolUseId": "tooluse_1", "name": "book", "input": {"time": "20:00"}}}]},
+    {"role": "user", "content": [{"toolResult": {"toolUseId": "tooluse_1", "content": [{"text": "booked"}]}}]}],
+  "inferenceConfig": {"maxTokens": 2048},
+  "toolConfig": {"tools": [{"toolSpec": {"name": "book", "inputSchema": {"json": {"type": "object"}}}}]},
+  "additionalModelRequestFields": {"thinking": {"type": "enabled", "budget_tokens": 1024}}}"#;
+
+#[test]
+fn converse_converts_from_and_to_with_the_model_from_the_option() {
+    let r = run_with_stdin(
+        &[
+            "convert",
+            "--to",
+            "anthropic",
+            "--model",
+            "claude-sonnet-4-5",
+            "-",
+        ],
+        CONVERSE.to_vec(),
+    );
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(
+        r.stderr
+            .contains("bedrock_converse -> anthropic: 0 lost, 0 added, 0 moved"),
+        "{}",
+        r.stderr
+    );
+    let out: serde_json::Value = serde_json::from_str(&r.stdout).expect("a JSON body");
+    assert_eq!(out["model"], "claude-sonnet-4-5");
+    assert_eq!(out["max_tokens"], 2048);
+    assert_eq!(out["thinking"]["budget_tokens"], 1024);
+    assert_eq!(out["messages"][1]["content"][0]["signature"], "EqQBsig");
+
+    // And back: the model goes to the URL, said on stderr.
+    let back = run_with_stdin(
+        &[
+            "convert",
+            "--from",
+            "anthropic",
+            "--to",
+            "bedrock_converse",
+            "-",
+        ],
+        r.stdout.into_bytes(),
+    );
+    assert_eq!(back.code, 0, "{back:?}");
+    assert!(
+        back.stderr.contains(
+            "/model moved[model] Converse takes the model in the URL: POST /model/claude-sonnet-4-5/converse"
+        ),
+        "{}",
+        back.stderr
+    );
+    let again: serde_json::Value = serde_json::from_str(&back.stdout).expect("a JSON body");
+    let original: serde_json::Value = serde_json::from_slice(CONVERSE).expect("JSON");
+    assert_eq!(again, original);
+}
+
+#[test]
+fn a_tool_history_without_tools_to_converse_says_why_it_is_invalid() {
+    let body = br#"{"model": "gpt-4o", "messages": [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function",
+            "function": {"name": "f", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "call_1", "content": "ok"}]}"#;
+    let r = run_with_stdin(&["convert", "--to", "bedrock_converse", "-"], body.to_vec());
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(
+        r.stderr
+            .contains("target /messages/1/content/0 error[tools-undeclared]")
+            && r.stderr
+                .contains("the output does not check valid for bedrock_converse"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn a_converse_body_it_cannot_read_exits_2_saying_where() {
+    let r = run_with_stdin(
+        &[
+            "convert",
+            "--from",
+            "bedrock_converse",
+            "--to",
+            "gemini",
+            "-",
+        ],
+        br#"{"messages": {"role": "user"}}"#.to_vec(),
+    );
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(
+        r.stderr
+            .contains("/messages: `messages` is an object but must be an array"),
+        "{}",
+        r.stderr
+    );
 }

@@ -12,17 +12,8 @@ use serde_json::{json, Value};
 
 use crate::support::{config_for, request, request_to, send, Mock};
 
-/// The dialects whose exchanges are kept. Converse's output is captured (JSON and event
-/// stream) but written back as history items by its canonical writer, which is not in
-/// this crate yet: until it is, the gateway counts a Converse exchange `not_captured`
-/// (`a_converse_exchange_waits_for_its_writer`), and Converse joins this list when it
-/// lands.
-const KEPT: [Dialect; 4] = [
-    Dialect::OpenAiChat,
-    Dialect::OpenAiResponses,
-    Dialect::Anthropic,
-    Dialect::Gemini,
-];
+/// The dialects whose exchanges are kept: every one.
+const KEPT: [Dialect; 5] = Dialect::ALL;
 
 pub(crate) fn first_turn(d: Dialect, stream: bool) -> Value {
     let mut b = crate::support::bodies::valid(d);
@@ -269,55 +260,4 @@ pub(crate) async fn post(
     let resp = req.send().await.unwrap();
     assert_eq!(resp.status(), 200);
     resp.bytes().await.unwrap()
-}
-
-/// Until Converse's canonical writer is in the crate, a Converse exchange is captured
-/// from its answer (JSON or event stream) but cannot be written back as history items:
-/// the gateway answers as usual, appends nothing and counts it `not_captured`. Once the
-/// writer lands this test fails: move Converse into [`KEPT`] and drop this test.
-#[tokio::test]
-async fn a_converse_exchange_waits_for_its_writer() {
-    let writer_missing = mend::Conversation::default()
-        .to_request(Dialect::BedrockConverse)
-        .is_err();
-    assert!(
-        writer_missing,
-        "Converse has a canonical writer now: add it to KEPT and remove this test"
-    );
-    let mock = Mock::start().await;
-    let store = Arc::new(MemoryConversations::new());
-    let sink: Arc<dyn Conversations> = Arc::new(store.clone());
-    let gateway = Gateway::with_conversations(config_for(&mock, Mode::Repair), Some(sink)).unwrap();
-    let metrics = gateway.metrics().clone();
-    let app = app(gateway);
-    let d = Dialect::BedrockConverse;
-    for stream in [false, true] {
-        let h = [("x-mend-conversation", "conv-converse")];
-        let r = send(
-            &app,
-            request_to(d, path(d, stream), first_turn(d, stream).to_string(), &h),
-        )
-        .await;
-        assert_eq!(r.status, 200, "{}", r.text());
-        // What a store would keep is read from the answer: the call and its signature.
-        let reply = mend::next::read_reply(d, &r.body).expect("a captured answer");
-        let json = serde_json::to_string(&reply.messages).unwrap();
-        assert!(json.contains("tooluse_mock") && json.contains("gAAAAABmock-encrypted-reasoning-"));
-    }
-    let text = (0..300)
-        .find_map(|_| {
-            let t = metrics.render();
-            t.contains(r#"mend_store_appends_total{outcome="not_captured"} 2"#)
-                .then_some(t)
-                .or_else(|| {
-                    std::thread::sleep(Duration::from_millis(10));
-                    None
-                })
-        })
-        .unwrap_or_else(|| metrics.render());
-    assert!(
-        text.contains(r#"mend_store_appends_total{outcome="not_captured"} 2"#),
-        "{text}"
-    );
-    assert!(store.load("conv-converse").is_empty());
 }

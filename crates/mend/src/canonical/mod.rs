@@ -1,4 +1,4 @@
-//! Canonical conversations: one model of a history for all four dialects, and the
+//! Canonical conversations: one model of a history for all five dialects, and the
 //! capture of assistant messages from responses and streams.
 //!
 //! A [`Conversation`] is a list of [`Message`]s (role, ordered [`Part`]s) plus the request's
@@ -53,6 +53,7 @@ pub mod capture;
 // Each dialect's reader and writer lives in that dialect's folder; these names keep the
 // paths they had when they lived here.
 pub use crate::dialect::anthropic::canonical as anthropic;
+pub use crate::dialect::bedrock_converse::canonical as bedrock_converse;
 pub use crate::dialect::gemini::canonical as gemini;
 pub use crate::dialect::openai_chat::canonical as openai_chat;
 pub use crate::dialect::openai_responses::canonical as openai_responses;
@@ -447,12 +448,6 @@ pub enum ReadError {
         /// What the body is.
         kind: &'static str,
     },
-    /// The dialect has no canonical reader yet.
-    #[error("{dialect} bodies cannot be read as a conversation yet")]
-    Unsupported {
-        /// The dialect asked for.
-        dialect: Dialect,
-    },
 }
 
 /// Why a conversation could not be written as a request body of a dialect.
@@ -500,7 +495,7 @@ impl Conversation {
             Dialect::OpenAiResponses => openai_responses::read_request(obj),
             Dialect::Anthropic => anthropic::read_request(obj),
             Dialect::Gemini => gemini::read_request(obj),
-            Dialect::BedrockConverse => return Err(ReadError::Unsupported { dialect }),
+            Dialect::BedrockConverse => bedrock_converse::read_request(obj),
         };
         conv.dialect = Some(dialect);
         Ok(conv)
@@ -518,11 +513,7 @@ impl Conversation {
             Dialect::OpenAiResponses => openai_responses::write_request(self, w),
             Dialect::Anthropic => anthropic::write_request(self, w),
             Dialect::Gemini => gemini::write_request(self, w),
-            Dialect::BedrockConverse => Err(WriteError {
-                message: 0,
-                part: None,
-                reason: format!("{dialect} is not a conversion target yet"),
-            }),
+            Dialect::BedrockConverse => bedrock_converse::write_request(self, w),
         }
     }
 

@@ -3,6 +3,9 @@
 
 use std::collections::{HashMap, HashSet};
 
+use base64::engine::general_purpose::STANDARD as BASE64;
+use base64::Engine as _;
+
 use serde_json::Value;
 
 use super::paths::SourcePaths;
@@ -11,6 +14,7 @@ use crate::canonical::{
     Conversation, Extra, Media, Message, Part, Reasoning, Role, ToolCall, ToolContent, ToolResult,
 };
 use crate::chain::escape;
+use crate::dialect::bedrock_converse::canonical as converse;
 use crate::{CheckOptions, Dialect, Profile};
 
 /// The target's messages, each with the index of the source message it came from (a
@@ -98,14 +102,19 @@ impl Carrier<'_> {
                     self.signature(&path, sig, "text part");
                 }
                 self.extras(&path, &t.extra);
-                if t.text.is_empty() && matches!(self.to, Dialect::Anthropic | Dialect::Gemini) {
-                    // Empty text carries nothing, and these two reject it.
+                if t.text.is_empty()
+                    && matches!(
+                        self.to,
+                        Dialect::Anthropic | Dialect::Gemini | Dialect::BedrockConverse
+                    )
+                {
+                    // Empty text carries nothing, and these reject it.
                     return None;
                 }
                 Some(Part::text(t.text.clone()))
             }
-            Part::Image(m) => self.media(&path, m).map(Part::Image),
-            Part::File(m) => self.media(&path, m).map(Part::File),
+            Part::Image(m) => self.media(&path, m, MediaKind::Image).map(Part::Image),
+            Part::File(m) => self.media(&path, m, MediaKind::File).map(Part::File),
             Part::Reasoning(r) => self.reasoning(&path, r).map(Part::Reasoning),
             Part::ToolCall(c) => {
                 if let Some(id) = &c.item_id {
@@ -149,7 +158,9 @@ impl Carrier<'_> {
                         }));
                     }
                 }
-                if r.is_error && self.to != Dialect::Anthropic {
+                let has_error_flag =
+                    matches!(self.to, Dialect::Anthropic | Dialect::BedrockConverse);
+                if r.is_error && !has_error_flag {
                     let detail = format!(
                         "the result of `{}` is marked as an error; {} has no such flag (the content is kept)",
                         r.call_id.as_deref().unwrap_or("?"),
@@ -163,7 +174,7 @@ impl Carrier<'_> {
                     call_id: r.call_id.clone(),
                     name: r.name.clone(),
                     content,
-                    is_error: r.is_error && self.to == Dialect::Anthropic,
+                    is_error: r.is_error && has_error_flag,
                     ..ToolResult::default()
                 }))
             }
@@ -189,7 +200,7 @@ impl Carrier<'_> {
         self.lost("signature", path.to_string(), detail);
     }
 
-    fn media(&mut self, path: &str, m: &Media) -> Option<Media> {
+    fn media(&mut self, path: &str, m: &Media, kind: MediaKind) -> Option<Media> {
         self.extras(path, &m.extra);
         let mut out = Media {
             url: m.url.clone(),
@@ -221,6 +232,33 @@ impl Carrier<'_> {
         if self.to == Dialect::Gemini && out.data.is_none() && out.url.is_none() {
             return None;
         }
+        if self.to == Dialect::BedrockConverse {
+            let image = matches!(kind, MediaKind::Image);
+            let inline = out.data.is_some()
+                && out
+                    .media_type
+                    .as_deref()
+                    .and_then(|mt| converse::media_format(mt, image))
+                    .is_some();
+            if !inline {
+                if out.data.is_some() || out.url.is_some() {
+                    let detail = format!(
+                        "{} {} of {}: Converse takes media inline as bytes of a format it knows ({})",
+                        if image { "an image" } else { "a document" },
+                        match (&out.url, &out.media_type) {
+                            (Some(u), _) => format!("at the URL `{}`", short(u)),
+                            (None, Some(mt)) => format!("of type `{mt}`"),
+                            (None, None) => "without a media type".to_string(),
+                        },
+                        self.from,
+                        if image { "png, jpeg, gif, webp" } else { "pdf, csv, doc, docx, xls, xlsx, html, txt, md" }
+                    );
+                    self.lost("media", path.to_string(), detail);
+                }
+                return None;
+            }
+            out.url = None;
+        }
         if out.data.is_none() && out.url.is_none() && out.file_id.is_none() {
             return None;
         }
@@ -242,6 +280,9 @@ impl Carrier<'_> {
         }
         if r.summary.as_ref().is_some_and(|s| !s.is_empty()) {
             lost.push("its summary".to_string());
+        }
+        if let Some(kept) = self.claude_reasoning(path, r) {
+            return kept;
         }
         match (&r.text, keep_text) {
             (Some(t), true) => {
@@ -284,6 +325,49 @@ impl Carrier<'_> {
         }
     }
 
+    /// Claude's reasoning between Anthropic and Converse, which serve the same models:
+    /// signed thinking keeps its text and signature (Anthropic documents signatures as
+    /// valid across its API, Bedrock and Vertex), and redacted thinking its data, which
+    /// Converse carries base64-encoded once more (a blob on the JSON wire). None when this
+    /// is not such a pair or such reasoning (unsigned reasoning, as DeepSeek-R1's on
+    /// Converse, is not Claude's); `Some(None)` when it was, and is reported lost.
+    fn claude_reasoning(&mut self, path: &str, r: &Reasoning) -> Option<Option<Reasoning>> {
+        let from_converse = match (self.from, self.to) {
+            (Dialect::BedrockConverse, Dialect::Anthropic) => true,
+            (Dialect::Anthropic, Dialect::BedrockConverse) => false,
+            _ => return None,
+        };
+        match (&r.text, &r.signature, &r.encrypted) {
+            (Some(t), Some(sig), _) => Some(Some(Reasoning {
+                text: Some(t.clone()),
+                signature: Some(sig.clone()),
+                ..Reasoning::default()
+            })),
+            (None, _, Some(data)) if from_converse => {
+                let decoded = BASE64
+                    .decode(data)
+                    .ok()
+                    .and_then(|b| String::from_utf8(b).ok());
+                if decoded.is_none() {
+                    let detail = format!(
+                        "the redacted reasoning of {} is not base64 of Anthropic's redacted data, so {} cannot take it back",
+                        self.from, self.to
+                    );
+                    self.lost("encrypted-reasoning", path.to_string(), detail);
+                }
+                Some(decoded.map(|d| Reasoning {
+                    encrypted: Some(d),
+                    ..Reasoning::default()
+                }))
+            }
+            (None, _, Some(data)) => Some(Some(Reasoning {
+                encrypted: Some(BASE64.encode(data)),
+                ..Reasoning::default()
+            })),
+            _ => None,
+        }
+    }
+
     fn tool_content(&mut self, path: &str, c: &ToolContent) -> ToolContent {
         let parts = match c {
             ToolContent::Parts(parts) => parts,
@@ -300,12 +384,26 @@ impl Carrier<'_> {
                     kept.push(Part::text(t.text.clone()));
                 }
                 Part::Image(m) | Part::File(m) if !text_only => {
-                    if let Some(m) = self.media(&sub, m) {
+                    let kind = if matches!(p, Part::Image(_)) {
+                        MediaKind::Image
+                    } else {
+                        MediaKind::File
+                    };
+                    if let Some(m) = self.media(&sub, m, kind) {
                         kept.push(if matches!(p, Part::Image(_)) {
                             Part::Image(m)
                         } else {
                             Part::File(m)
                         });
+                    }
+                }
+                // A Converse `{"json"}` block among others: its JSON as text.
+                Part::Opaque(o)
+                    if self.from == Dialect::BedrockConverse
+                        && converse_json(&o.value).is_some() =>
+                {
+                    if let Some(v) = converse_json(&o.value) {
+                        kept.push(Part::text(v.to_string()));
                     }
                 }
                 other => {
@@ -358,7 +456,10 @@ pub(crate) fn carry(
             carried.push((out, i));
         }
     }
-    let shaped = reshape(carried, to, profile, &paths, notes);
+    let mut shaped = reshape(carried, to, profile, &paths, notes);
+    if to == Dialect::BedrockConverse {
+        converse_ids(&mut shaped, &paths, notes);
+    }
     let (messages, origins) = shaped.into_iter().unzip();
     Shaped { messages, origins }
 }
@@ -559,6 +660,82 @@ fn reshape(
     out
 }
 
+/// Whether Converse takes `id` as a `toolUseId`: `[a-zA-Z0-9_-]`, 1 to 64 characters.
+fn converse_id(id: &str) -> bool {
+    (1..=64).contains(&id.len())
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// Call ids of another dialect that Converse would refuse are rewritten, the same way in
+/// the call and its results, to the id with every other character as `_`, cut to 64
+/// characters (and numbered when that is taken). Converse's own ids never come here:
+/// a conversion from Converse to itself is the body as it was.
+fn converse_ids(out: &mut [(Message, usize)], paths: &SourcePaths, notes: &mut Vec<Note>) {
+    let mut used: HashSet<String> = out
+        .iter()
+        .flat_map(|(m, _)| &m.parts)
+        .filter_map(|p| match p {
+            Part::ToolCall(c) => c.id.clone(),
+            Part::ToolResult(r) => r.call_id.clone(),
+            _ => None,
+        })
+        .filter(|id| converse_id(id))
+        .collect();
+    let mut renamed: HashMap<String, String> = HashMap::new();
+    for (m, origin) in out.iter_mut() {
+        for p in m.parts.iter_mut() {
+            let id = match p {
+                Part::ToolCall(c) => c.id.as_mut(),
+                Part::ToolResult(r) => r.call_id.as_mut(),
+                _ => None,
+            };
+            let Some(id) = id.filter(|id| !converse_id(id)) else {
+                continue;
+            };
+            if let Some(new) = renamed.get(id.as_str()) {
+                *id = new.clone();
+                continue;
+            }
+            let cleaned: String = id
+                .chars()
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() || c == '-' {
+                        c
+                    } else {
+                        '_'
+                    }
+                })
+                .take(64)
+                .collect();
+            let mut new = if cleaned.is_empty() {
+                "call".to_string()
+            } else {
+                cleaned.clone()
+            };
+            let mut n = 1;
+            while used.contains(&new) {
+                n += 1;
+                let suffix = format!("_{n}");
+                let keep: String = cleaned.chars().take(64 - suffix.len()).collect();
+                new = format!("{keep}{suffix}");
+            }
+            used.insert(new.clone());
+            notes.push(Note::new(
+                NoteKind::Moved,
+                "call-id",
+                paths.message(*origin),
+                format!(
+                    "the call id `{id}` is not of the form Converse takes (`[a-zA-Z0-9_-]`, 1 to 64 characters): `{new}` in its call and its results"
+                ),
+            ));
+            renamed.insert(id.clone(), new.clone());
+            *id = new;
+        }
+    }
+}
+
 /// Consecutive assistant messages become one (Responses keeps each output item apart; a
 /// chat assistant message holds text and calls together).
 fn merge_assistant_items(out: &mut Vec<(Message, usize)>) {
@@ -697,4 +874,25 @@ fn opaque_kind(v: &Value) -> String {
         Some(k) => k.clone(),
         None => crate::dialect::kind_of(v).to_string(),
     }
+}
+
+/// Whether a media part is an image or another file.
+#[derive(Clone, Copy)]
+enum MediaKind {
+    Image,
+    File,
+}
+
+/// A URL for a note: its first 60 characters (`data:` URLs run to megabytes).
+fn short(url: &str) -> String {
+    match url.char_indices().nth(60) {
+        Some((at, _)) => format!("{}…", &url[..at]),
+        None => url.to_string(),
+    }
+}
+
+/// The value of a Converse `{"json": value}` tool result block.
+fn converse_json(v: &Value) -> Option<&Value> {
+    let o = v.as_object()?;
+    (o.len() == 1).then(|| o.get("json")).flatten()
 }

@@ -15,13 +15,21 @@
 //!    equivalent) is left out and reported as a [`Note`] of kind [`NoteKind::Lost`], with
 //!    the JSON pointer of the source. Nothing is left out silently; values that carry
 //!    nothing (`null`, empty strings and lists, the wire's own type tags) are not reported.
+//!    Claude's reasoning is the exception between Anthropic and Converse, which serve the
+//!    same models: signed thinking keeps its signature, redacted thinking its data.
 //! 3. Turns are reshaped for the target: tool results become `tool` messages (OpenAI
 //!    chat), `function_call_output` items (Responses), `tool_result` blocks at the start
-//!    of a user message (Anthropic) or `functionResponse` parts of a user turn with the
-//!    call's name (Gemini); consecutive turns of one role are merged where the target
-//!    wants alternation; instructions go where the target keeps them.
+//!    of a user message (Anthropic), `toolResult` blocks likewise (Converse) or
+//!    `functionResponse` parts of a user turn with the call's name (Gemini); consecutive
+//!    turns of one role are merged where the target wants alternation; instructions go
+//!    where the target keeps them. Call ids Converse would refuse (other than
+//!    `[a-zA-Z0-9_-]`, 1 to 64 characters) are rewritten, alike in calls and results, and
+//!    said in a note.
 //! 4. Top-level settings are mapped field by field (tools, tool choice, token limit,
-//!    sampling, stop sequences, stream); see [`settings`].
+//!    sampling, stop sequences, stream, Claude's thinking); see [`settings`]. The model
+//!    of a target that takes it in the URL (Gemini, Converse) is said in a note. A
+//!    Converse target whose history holds tool blocks but that declares no function tool
+//!    is not given invented tools: its check reports `tools-undeclared`.
 //! 5. The target body is repaired under the target's provider profile: call ids are
 //!    rewritten to the form it needs (OpenAI: at most 40 characters; Mistral: 9
 //!    alphanumerics; Anthropic: `[a-zA-Z0-9_-]`), consistently for calls and results,
@@ -110,7 +118,7 @@ pub struct Note {
     pub kind: NoteKind,
     /// A stable slug of what: `signature`, `reasoning`, `encrypted-reasoning`,
     /// `item-id`, `opaque-part`, `verbatim-item`, `field`, `is-error`, `media`, `tool`,
-    /// `setting`, `system`, `max-tokens`, `model`.
+    /// `setting`, `system`, `max-tokens`, `model`, `call-id`.
     pub what: &'static str,
     /// JSON pointer in the source body (for `added`, in the target body).
     pub path: String,

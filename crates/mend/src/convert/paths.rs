@@ -32,7 +32,7 @@ impl<'a> SourcePaths<'a> {
         };
         if i == 0 && self.offset == 1 {
             return match (self.dialect, m.form) {
-                (Dialect::Anthropic, _) => "/system".into(),
+                (Dialect::Anthropic | Dialect::BedrockConverse, _) => "/system".into(),
                 (Dialect::Gemini, Some(Form::SnakeCase)) => "/system_instruction".into(),
                 (Dialect::Gemini, _) => "/systemInstruction".into(),
                 _ => "/instructions".into(),
@@ -60,7 +60,9 @@ impl<'a> SourcePaths<'a> {
         );
         match self.dialect {
             Dialect::Anthropic if string_form => base,
-            Dialect::Anthropic if i == 0 && self.offset == 1 => format!("{base}/{j}"),
+            Dialect::Anthropic | Dialect::BedrockConverse if i == 0 && self.offset == 1 => {
+                format!("{base}/{j}")
+            }
             Dialect::Anthropic | Dialect::BedrockConverse => format!("{base}/content/{j}"),
             Dialect::Gemini => format!("{base}/parts/{j}"),
             Dialect::OpenAiResponses => match m.parts.get(j) {

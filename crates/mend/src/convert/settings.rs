@@ -1,19 +1,20 @@
 //! The request's top-level settings across dialects: model, token limit, sampling, stop
 //! sequences, stream, function tools and tool choice.
 //!
-//! | setting | openai_chat | openai_responses | anthropic | gemini |
-//! |---|---|---|---|---|
-//! | model | `model` | `model` | `model` | in the URL |
-//! | token limit | `max_tokens`, `max_completion_tokens` | `max_output_tokens` | `max_tokens` (required) | `generationConfig.maxOutputTokens` |
-//! | sampling | `temperature`, `top_p` | `temperature`, `top_p` | `temperature`, `top_p`, `top_k` | `generationConfig.temperature`, `topP`, `topK` |
-//! | stop | `stop` | none | `stop_sequences` | `generationConfig.stopSequences` |
-//! | stream | `stream` | `stream` | `stream` | the `:streamGenerateContent` URL |
-//! | tools | `tools[].function` | `tools[]` of type `function` | `tools[]` with `input_schema` | `tools[].functionDeclarations` |
-//! | tool choice | `tool_choice` | `tool_choice` | `tool_choice` | `toolConfig.functionCallingConfig` |
-//! | parallel calls | `parallel_tool_calls` | `parallel_tool_calls` | `tool_choice.disable_parallel_tool_use` | none |
-//! | end user | `user` | `user` | `metadata.user_id` | none |
-//! | reasoning effort | `reasoning_effort` | `reasoning.effort` | none | none |
-//! | seed, penalties | `seed`, `presence_penalty`, `frequency_penalty` | none | none | `generationConfig.seed`, `presencePenalty`, `frequencyPenalty` |
+//! | setting | openai_chat | openai_responses | anthropic | gemini | bedrock_converse |
+//! |---|---|---|---|---|---|
+//! | model | `model` | `model` | `model` | in the URL | in the URL |
+//! | token limit | `max_tokens`, `max_completion_tokens` | `max_output_tokens` | `max_tokens` (required) | `generationConfig.maxOutputTokens` | `inferenceConfig.maxTokens` |
+//! | sampling | `temperature`, `top_p` | `temperature`, `top_p` | `temperature`, `top_p`, `top_k` | `generationConfig.temperature`, `topP`, `topK` | `inferenceConfig.temperature`, `topP`; Claude's `additionalModelRequestFields.top_k` |
+//! | stop | `stop` | none | `stop_sequences` | `generationConfig.stopSequences` | `inferenceConfig.stopSequences` |
+//! | stream | `stream` | `stream` | `stream` | the `:streamGenerateContent` URL | the `converse-stream` URL |
+//! | tools | `tools[].function` | `tools[]` of type `function` | `tools[]` with `input_schema` | `tools[].functionDeclarations` | `toolConfig.tools[].toolSpec` |
+//! | tool choice | `tool_choice` | `tool_choice` | `tool_choice` | `toolConfig.functionCallingConfig` | `toolConfig.toolChoice` (no `none`) |
+//! | parallel calls | `parallel_tool_calls` | `parallel_tool_calls` | `tool_choice.disable_parallel_tool_use` | none | none |
+//! | end user | `user` | `user` | `metadata.user_id` | none | none |
+//! | reasoning effort | `reasoning_effort` | `reasoning.effort` | none | none | gpt-oss's `additionalModelRequestFields.reasoning_effort` |
+//! | thinking | none | none | `thinking` | none | Claude's `additionalModelRequestFields.thinking` |
+//! | seed, penalties | `seed`, `presence_penalty`, `frequency_penalty` | none | none | `generationConfig.seed`, `presencePenalty`, `frequencyPenalty` | none |
 //!
 //! Every other field, and every tool that is not a function (web search, code
 //! execution, computer use...), is reported as lost.
@@ -27,6 +28,7 @@ use serde_json::{Map, Value};
 use super::{ConvertOptions, Note, NoteKind};
 use crate::canonical::{Conversation, Extra};
 use crate::dialect::anthropic::settings as anthropic;
+use crate::dialect::bedrock_converse::settings as converse;
 use crate::dialect::gemini::settings as gemini;
 use crate::dialect::openai_chat::settings as openai;
 use crate::{Dialect, Profile};
@@ -72,6 +74,9 @@ pub(crate) struct Settings {
     pub(crate) frequency_penalty: Option<Value>,
     /// OpenAI's reasoning effort (`low`, `medium`, `high`...).
     pub(crate) effort: Option<Value>,
+    /// Claude's extended thinking, as Anthropic's `thinking` object (`{"type": "enabled",
+    /// "budget_tokens": N}`, `adaptive`, `disabled`), which Converse passes on as it is.
+    pub(crate) thinking: Option<Value>,
 }
 
 pub(crate) struct Reader<'a> {
@@ -123,7 +128,7 @@ pub(crate) fn convert_settings(
         Dialect::OpenAiChat | Dialect::OpenAiResponses => openai::read(&conv.request, &mut r),
         Dialect::Anthropic => anthropic::read(&conv.request, &mut r),
         Dialect::Gemini => gemini::read(&conv.request, &mut r),
-        Dialect::BedrockConverse => Default::default(),
+        Dialect::BedrockConverse => converse::read(&conv.request, &mut r),
     };
     if let Some(m) = &opts.model {
         s.model = Some(Value::String(m.clone()));
@@ -139,7 +144,7 @@ pub(crate) fn convert_settings(
         Dialect::OpenAiResponses => w.openai(s, false, profile),
         Dialect::Anthropic => w.anthropic(s, opts),
         Dialect::Gemini => w.gemini(s),
-        Dialect::BedrockConverse => {}
+        Dialect::BedrockConverse => w.converse(s),
     }
     w.out
 }
@@ -206,6 +211,14 @@ fn source_key_path(from: Dialect, key: &str) -> String {
         (Dialect::OpenAiResponses, "reasoning_effort") => "reasoning/effort".into(),
         (Dialect::Anthropic, "parallel_tool_calls") => {
             "tool_choice/disable_parallel_tool_use".into()
+        }
+        (Dialect::BedrockConverse, "max_tokens") => "inferenceConfig/maxTokens".into(),
+        (Dialect::BedrockConverse, "temperature") => "inferenceConfig/temperature".into(),
+        (Dialect::BedrockConverse, "top_p") => "inferenceConfig/topP".into(),
+        (Dialect::BedrockConverse, "stop") => "inferenceConfig/stopSequences".into(),
+        (Dialect::BedrockConverse, "tool_choice") => "toolConfig/toolChoice".into(),
+        (Dialect::BedrockConverse, k @ ("top_k" | "thinking" | "reasoning_effort")) => {
+            format!("additionalModelRequestFields/{k}")
         }
         _ => key.to_string(),
     }

@@ -1,24 +1,21 @@
 //! Conversion over the recorded fixtures: every accepted request converts to each of the
-//! other three dialects, and the result checks valid for the target.
+//! other dialects, and the result checks valid for the target (Converse: or the report
+//! says why it cannot be); every accepted Converse request converts to the four others
+//! and back, valid and detected as what it is.
 
 use std::collections::BTreeMap;
 
-use mend::convert::{convert, ConvertOptions, Stage};
-use mend::Dialect;
+use mend::convert::{convert, ConvertOptions, Converted, Stage};
+use mend::{CheckOptions, Dialect, Rule, Severity, Undetected};
 use serde_json::Value;
 
 use crate::requests::dialect_of;
-use crate::support::{files_named, shared_dir};
+use crate::support::{converse_fixtures, files_named, shared_dir};
 
-const ALL: [Dialect; 4] = [
-    Dialect::OpenAiChat,
-    Dialect::OpenAiResponses,
-    Dialect::Anthropic,
-    Dialect::Gemini,
-];
+const ALL: [Dialect; 5] = Dialect::ALL;
 
 #[test]
-fn every_accepted_fixture_converts_valid_to_every_other_dialect() {
+fn every_accepted_fixture_converts_valid_to_the_four_others() {
     let Some(shared) = shared_dir() else { return };
     let mut files = files_named(&shared.join("fixtures"), "request.json");
     files.sort();
@@ -32,6 +29,9 @@ fn every_accepted_fixture_converts_valid_to_every_other_dialect() {
         let body: Value =
             serde_json::from_slice(&std::fs::read(f).expect("readable")).expect("JSON");
         for to in ALL.into_iter().filter(|d| *d != from) {
+            if to == Dialect::BedrockConverse {
+                continue;
+            }
             conversions += 1;
             let out = match convert(&body, from, to, &ConvertOptions::default()) {
                 Ok(o) => o,
@@ -164,11 +164,195 @@ fn every_convert_case_gives_what_it_expects() {
             ));
         }
     }
-    assert_eq!(
-        pairs.len(),
-        12,
-        "the cases cover {} of the 12 dialect pairs: {pairs:?}",
-        pairs.len()
-    );
+    // Every pair of the first four dialects, and Converse from and to the ones its
+    // traffic meets most.
+    let mut wanted: Vec<(&str, &str)> = Vec::new();
+    for a in &ALL[..4] {
+        for b in ALL[..4].iter().filter(|b| *b != a) {
+            wanted.push((a.name(), b.name()));
+        }
+    }
+    wanted.extend([
+        ("openai_chat", "bedrock_converse"),
+        ("gemini", "bedrock_converse"),
+        ("bedrock_converse", "anthropic"),
+        ("bedrock_converse", "gemini"),
+    ]);
+    let missing: Vec<_> = wanted.iter().filter(|p| !pairs.contains(*p)).collect();
+    assert!(missing.is_empty(), "no case converts {missing:?}");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The errors of a conversion's target check, as `rule at path: message`.
+fn errors(out: &Converted) -> Vec<String> {
+    out.violations
+        .iter()
+        .filter(|v| v.severity == Severity::Error)
+        .map(|v| format!("{} at {}: {}", v.rule, v.path, v.message))
+        .collect()
+}
+
+/// What a check of `body` as `to` (under the conversion's provider) finds in error.
+fn recheck(out: &Converted, model: Option<String>) -> Vec<String> {
+    let opts = CheckOptions {
+        dialect: Some(out.to),
+        provider: Some(out.provider.to_string()),
+        model,
+        ..CheckOptions::default()
+    };
+    let report = mend::check_value(&out.body, &opts).expect("a body the target can check");
+    report
+        .violations
+        .iter()
+        .filter(|v| v.severity == Severity::Error)
+        .map(|v| format!("{} at {}: {}", v.rule, v.path, v.message))
+        .collect()
+}
+
+/// Each accepted Converse request to each of the four others and back: every output
+/// checks valid for its dialect (a fresh check agrees) and is detected as that dialect
+/// from its body alone.
+#[test]
+fn every_accepted_converse_request_converts_to_the_four_others_and_back() {
+    let Some(shared) = shared_dir() else { return };
+    let all: Vec<_> = converse_fixtures(&shared)
+        .into_iter()
+        .filter(|f| f.accepted)
+        .collect();
+    assert!(
+        all.len() >= 74,
+        "found {} accepted Converse requests",
+        all.len()
+    );
+    let mut failures = Vec::new();
+    let mut notes: BTreeMap<String, usize> = BTreeMap::new();
+    let (mut conversions, mut detected, mut ambiguous) = (0, 0, 0);
+    for f in &all {
+        for to in ALL.into_iter().filter(|d| *d != Dialect::BedrockConverse) {
+            // The target model is the recording's: it picks Claude's settings and rules.
+            let opts = ConvertOptions {
+                model: f.model(),
+                ..ConvertOptions::default()
+            };
+            let mut body = f.body.clone();
+            for (from, to) in [
+                (Dialect::BedrockConverse, to),
+                (to, Dialect::BedrockConverse),
+            ] {
+                conversions += 1;
+                let out = match convert(&body, from, to, &opts) {
+                    Ok(o) => o,
+                    Err(e) => {
+                        failures.push(format!("{} {from} -> {to}: {e}", f.name()));
+                        break;
+                    }
+                };
+                let what = format!("{} {from} -> {to}", f.name());
+                if !out.valid() {
+                    failures.push(format!("{what}: {:?}\n{}", errors(&out), out.body));
+                }
+                if recheck(&out, f.model()) != errors(&out) {
+                    failures.push(format!("{what}: a fresh check disagrees"));
+                }
+                // A body with no sign of either (a plain text history, no tools) is as
+                // much chat as Anthropic: detection says so, naming the target among them.
+                match mend::detect_dialect(&out.body) {
+                    Ok(d) if d == to => detected += 1,
+                    Err(Undetected::Ambiguous(ds)) if ds.contains(&to) && ds.len() == 2 => {
+                        ambiguous += 1
+                    }
+                    other => failures.push(format!("{what}: detected as {other:?}\n{}", out.body)),
+                }
+                for n in &out.notes {
+                    *notes
+                        .entry(format!("{from}->{to} {} {}", n.kind.as_str(), n.what))
+                        .or_default() += 1;
+                }
+                body = out.body;
+            }
+        }
+    }
+    eprintln!(
+        "{conversions} conversions, {detected} detected as their target, {ambiguous} as chat or Anthropic alike; notes: {notes:#?}"
+    );
+    assert!(
+        failures.is_empty(),
+        "{} of {conversions} conversions failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+/// The 135 accepted requests of the other dialects to Converse: valid, or the report says
+/// why in the one way Converse allows (a tool history without tool definitions:
+/// tools-undeclared, which mend must not invent); never an invalid body reported valid.
+#[test]
+fn every_accepted_fixture_converts_to_converse_valid_or_says_why() {
+    let Some(shared) = shared_dir() else { return };
+    let files = files_named(&shared.join("fixtures"), "request.json");
+    assert!(files.len() >= 135, "found {} request fixtures", files.len());
+    let mut failures = Vec::new();
+    let mut outcomes: BTreeMap<String, usize> = BTreeMap::new();
+    for f in &files {
+        let from = dialect_of(f);
+        let body: Value =
+            serde_json::from_slice(&std::fs::read(f).expect("readable")).expect("JSON");
+        let out = match convert(
+            &body,
+            from,
+            Dialect::BedrockConverse,
+            &ConvertOptions::default(),
+        ) {
+            Ok(o) => o,
+            Err(e) => {
+                failures.push(format!("{}: {e}", f.display()));
+                continue;
+            }
+        };
+        let model = body
+            .get("model")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        if recheck(&out, model) != errors(&out) {
+            failures.push(format!("{}: a fresh check disagrees", f.display()));
+        }
+        if mend::detect_dialect(&out.body).ok() != Some(Dialect::BedrockConverse) {
+            failures.push(format!(
+                "{}: not detected as Converse\n{}",
+                f.display(),
+                out.body
+            ));
+        }
+        let unexplained: Vec<_> = out
+            .violations
+            .iter()
+            .filter(|v| v.severity == Severity::Error && v.rule != Rule::ToolsUndeclared)
+            .map(|v| format!("{} at {}: {}", v.rule, v.path, v.message))
+            .collect();
+        if !unexplained.is_empty() {
+            failures.push(format!("{}: {unexplained:?}\n{}", f.display(), out.body));
+        }
+        let outcome = if out.valid() {
+            "valid".to_string()
+        } else {
+            let undeclared = out
+                .violations
+                .iter()
+                .any(|v| v.rule == Rule::ToolsUndeclared);
+            assert!(undeclared, "{}: invalid without a reason", f.display());
+            assert!(
+                out.body.get("toolConfig").is_none(),
+                "{}: tools-undeclared with a toolConfig",
+                f.display()
+            );
+            "tools-undeclared".to_string()
+        };
+        *outcomes.entry(format!("{from} {outcome}")).or_default() += 1;
+    }
+    eprintln!("{} conversions to Converse: {outcomes:#?}", files.len());
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(
+        outcomes.keys().any(|k| k.ends_with(" valid")),
+        "no conversion to Converse checked valid: {outcomes:?}"
+    );
 }

@@ -70,7 +70,7 @@ proptest! {
     }
 }
 
-/// Keys the four dialects use, so that generated junk hits the readers' paths.
+/// Keys the dialects use, so that generated junk hits the readers' paths.
 const KEYS: &[&str] = &[
     "role",
     "content",
@@ -94,6 +94,8 @@ const KEYS: &[&str] = &[
     "response",
     "mimeType",
     "status",
+    "toolUseId",
+    "json",
     "x",
 ];
 
@@ -553,6 +555,73 @@ fn gemini_content() -> S {
     ])
 }
 
+/// A Converse block: a union of one member (sometimes with a stray second one).
+fn converse_block() -> S {
+    let source = prop_oneof![
+        obj(vec![("bytes", req(text()))]),
+        obj(vec![("s3Location", req(junk()))]),
+        junk(),
+    ]
+    .boxed();
+    let media = |formats: &'static [&'static str]| {
+        obj(vec![
+            ("format", req(mostly(lit(formats)))),
+            ("name", opt(text())),
+            ("source", req(source.clone())),
+        ])
+    };
+    let reasoning = prop_oneof![
+        obj(vec![(
+            "reasoningText",
+            req(obj(vec![
+                ("text", req(text())),
+                ("signature", opt(mostly(text())))
+            ]))
+        )]),
+        obj(vec![("redactedContent", req(text()))]),
+    ]
+    .boxed();
+    let leafs = prop_oneof![
+        obj(vec![("text", req(text()))]),
+        obj(vec![("image", req(media(&["png", "jpeg", "tiff"])))]),
+        obj(vec![("document", req(media(&["pdf", "txt", "exe"])))]),
+        obj(vec![("reasoningContent", req(mostly(reasoning)))]),
+        obj(vec![(
+            "toolUse",
+            req(mostly(obj(vec![
+                ("toolUseId", req(text())),
+                ("name", req(text())),
+                ("input", req(junk())),
+                ("type", opt(lit(&["tool_use", "server_tool_use"])))
+            ])))
+        )]),
+        obj(vec![("cachePoint", req(junk()))]),
+        obj(vec![("json", req(junk()))]),
+        junk(),
+    ]
+    .boxed();
+    prop_oneof![
+        4 => leafs.clone(),
+        1 => obj(vec![(
+            "toolResult",
+            req(mostly(obj(vec![
+                ("toolUseId", req(text())),
+                ("content", req(mostly(list(leafs, 3)))),
+                ("status", opt(lit(&["success", "error", "other"]))),
+                ("type", opt(lit(&["tool_result", "nova_code_interpreter_result"])))
+            ])))
+        )]),
+    ]
+    .boxed()
+}
+
+fn converse_message() -> S {
+    obj(vec![
+        ("role", req(mostly(lit(&["user", "assistant", "system"])))),
+        ("content", req(mostly(list(converse_block(), 4)))),
+    ])
+}
+
 fn body() -> impl Strategy<Value = (Dialect, Value)> {
     let chat = obj(vec![
         ("model", opt(text())),
@@ -595,7 +664,14 @@ fn body() -> impl Strategy<Value = (Dialect, Value)> {
         ("generationConfig", opt(junk())),
     ])
     .prop_map(|b| (Dialect::Gemini, b));
-    prop_oneof![chat, responses, anthropic, gemini]
+    let converse = obj(vec![
+        ("messages", req(list(converse_message(), 5))),
+        ("system", opt(mostly(list(converse_block(), 2)))),
+        ("inferenceConfig", opt(junk())),
+        ("additionalModelRequestFields", opt(junk())),
+    ])
+    .prop_map(|b| (Dialect::BedrockConverse, b));
+    prop_oneof![chat, responses, anthropic, gemini, converse]
 }
 
 proptest! {

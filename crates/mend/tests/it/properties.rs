@@ -6,7 +6,9 @@
 //!   guessing (and names them);
 //! - repair is idempotent, and local: items far from every finding come through unchanged;
 //! - trim never returns an invalid history from a valid one;
-//! - convert gives every other dialect a valid body with every call and text, and back;
+//! - convert gives every other dialect a valid body with every call and text, and back
+//!   (every history declares its one tool, as a request that replays calls does: Converse
+//!   refuses tool blocks without a `toolConfig`);
 //!   from a damaged history, a valid body or only what cannot be repaired, named.
 
 use mend::convert::{convert, ConvertError, ConvertOptions, Stage};
@@ -163,16 +165,16 @@ fn render(d: Dialect, ex: &[Exchange]) -> Value {
     let last = "and now?";
     match d {
         Dialect::OpenAiChat => {
-            json!({"model": "gpt-4o", "messages": items.into_iter().chain([json!({"role": "user", "content": last})]).collect::<Vec<_>>()})
+            json!({"model": "gpt-4o", "messages": items.into_iter().chain([json!({"role": "user", "content": last})]).collect::<Vec<_>>(), "tools": [{"type": "function", "function": {"name": "lookup", "parameters": {"type": "object"}}}]})
         }
         Dialect::OpenAiResponses => {
-            json!({"model": "gpt-5", "input": items.into_iter().chain([json!({"role": "user", "content": last})]).collect::<Vec<_>>()})
+            json!({"model": "gpt-5", "input": items.into_iter().chain([json!({"role": "user", "content": last})]).collect::<Vec<_>>(), "tools": [{"type": "function", "name": "lookup", "parameters": {"type": "object"}}]})
         }
         Dialect::Anthropic => {
-            json!({"model": "claude-sonnet-4-5", "max_tokens": 1024, "thinking": {"type": "enabled", "budget_tokens": 2048}, "messages": items.into_iter().chain([json!({"role": "user", "content": last})]).collect::<Vec<_>>()})
+            json!({"model": "claude-sonnet-4-5", "max_tokens": 1024, "thinking": {"type": "enabled", "budget_tokens": 2048}, "messages": items.into_iter().chain([json!({"role": "user", "content": last})]).collect::<Vec<_>>(), "tools": [{"name": "lookup", "input_schema": {"type": "object"}}]})
         }
         Dialect::Gemini => {
-            json!({"contents": items.into_iter().chain([json!({"role": "user", "parts": [{"text": last}]})]).collect::<Vec<_>>()})
+            json!({"contents": items.into_iter().chain([json!({"role": "user", "parts": [{"text": last}]})]).collect::<Vec<_>>(), "tools": [{"functionDeclarations": [{"name": "lookup"}]}]})
         }
         Dialect::BedrockConverse => {
             json!({
@@ -390,7 +392,7 @@ proptest! {
 
 /// Two different dialects: a source and a target.
 fn pairs() -> impl Strategy<Value = (Dialect, Dialect)> {
-    (0usize..4, 1usize..4).prop_map(|(a, k)| (Dialect::ALL[a], Dialect::ALL[(a + k) % 4]))
+    (0usize..5, 1usize..5).prop_map(|(a, k)| (Dialect::ALL[a], Dialect::ALL[(a + k) % 5]))
 }
 
 /// The calls of a body (name and parsed arguments) and its texts, in order: what a

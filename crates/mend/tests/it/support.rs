@@ -1,6 +1,6 @@
 //! Finding `../shared` and the project's `cases/`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[path = "shared_fixtures.rs"]
 pub mod shared_fixtures;
@@ -30,6 +30,76 @@ pub fn files_named(dir: &std::path::Path, name: &str) -> Vec<PathBuf> {
     }
     out.sort();
     out
+}
+
+/// One recorded Converse exchange of `../shared/fixtures-bedrock-converse`.
+pub struct ConverseFixture {
+    /// The folder.
+    pub dir: PathBuf,
+    /// `request.json`, or `rejected-request.json`.
+    pub body: serde_json::Value,
+    /// `meta.json` (`model` is the URL's, decoded).
+    pub meta: serde_json::Value,
+    /// The provider answered HTTP 200 (`request.json`).
+    pub accepted: bool,
+}
+
+impl ConverseFixture {
+    /// The folder's name.
+    pub fn name(&self) -> String {
+        self.dir
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned()
+    }
+
+    /// The model of the request's URL.
+    pub fn model(&self) -> Option<String> {
+        self.meta
+            .get("model")
+            .and_then(serde_json::Value::as_str)
+            .map(str::to_string)
+    }
+}
+
+/// Every recorded Converse exchange below `shared`, sorted by folder (a panic when the
+/// folder is missing: the shared folder is there, so its Converse recordings must be).
+pub fn converse_fixtures(shared: &Path) -> Vec<ConverseFixture> {
+    let root = shared.join("fixtures-bedrock-converse");
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&root)
+        .unwrap_or_else(|e| panic!("{}: {e}", root.display()))
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.join("meta.json").is_file())
+        .collect();
+    dirs.sort();
+    dirs.into_iter()
+        .map(|dir| {
+            let read = |name: &str| -> Option<serde_json::Value> {
+                let text = std::fs::read_to_string(dir.join(name)).ok()?;
+                Some(
+                    serde_json::from_str(&text)
+                        .unwrap_or_else(|e| panic!("{}/{name}: {e}", dir.display())),
+                )
+            };
+            let meta = read("meta.json").expect("meta.json");
+            let (body, accepted) = match read("request.json") {
+                Some(b) => (b, true),
+                None => (
+                    read("rejected-request.json")
+                        .unwrap_or_else(|| panic!("{}: no request body", dir.display())),
+                    false,
+                ),
+            };
+            ConverseFixture {
+                dir,
+                body,
+                meta,
+                accepted,
+            }
+        })
+        .collect()
 }
 
 /// The recorded Converse exchanges (`../shared/fixtures-bedrock-converse/*/`), sorted;

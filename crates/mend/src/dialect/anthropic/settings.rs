@@ -24,6 +24,7 @@ pub(crate) fn read(req: &Extra, r: &mut Reader) -> Settings {
             "top_k" => s.top_k = Some(v.clone()),
             "stop_sequences" => s.stop = Some(v.clone()),
             "stream" => s.stream = Some(v.clone()),
+            "thinking" => s.thinking = Some(v.clone()),
             "tools" => {
                 for (i, t) in v.as_array().into_iter().flatten().enumerate() {
                     let custom =
@@ -78,16 +79,29 @@ impl Writer<'_> {
             (Some(n), _) => Value::from(n),
             (None, Some(v)) => v,
             (None, None) => {
+                // With a thinking budget, the limit must exceed it.
+                let budget = s
+                    .thinking
+                    .as_ref()
+                    .and_then(|t| t.get("budget_tokens"))
+                    .and_then(Value::as_u64);
+                let (max, why) = match budget {
+                    Some(b) if b >= DEFAULT_MAX_TOKENS => (
+                        b.saturating_add(DEFAULT_MAX_TOKENS),
+                        format!(" above the thinking budget of {b}"),
+                    ),
+                    _ => (DEFAULT_MAX_TOKENS, String::new()),
+                };
                 self.notes.push(Note::new(
                     NoteKind::Added,
                     "max-tokens",
                     "/max_tokens".into(),
                     format!(
-                        "Anthropic requires `max_tokens` and {} did not give one: {DEFAULT_MAX_TOKENS} (set it with --max-tokens)",
+                        "Anthropic requires `max_tokens` and {} did not give one: {max}{why} (set it with --max-tokens)",
                         self.from
                     ),
                 ));
-                Value::from(DEFAULT_MAX_TOKENS)
+                Value::from(max)
             }
         };
         self.out.insert("max_tokens".into(), max);
@@ -96,6 +110,7 @@ impl Writer<'_> {
         self.put("top_k", s.top_k);
         self.put("stop_sequences", s.stop);
         self.put("stream", s.stream);
+        self.put("thinking", s.thinking);
         if !s.tools.is_empty() {
             let tools = s
                 .tools

@@ -21,6 +21,9 @@ use super::{blank, kind_of, malformed};
 use crate::chain::{CallKind, Chain, NodeKind, Ptr, Role};
 use crate::violation::Violation;
 
+pub mod canonical;
+pub(crate) mod settings;
+
 const ROOT: &str = "messages";
 
 /// The union keys under which a call's and a result's `toolUseId` live.

@@ -251,5 +251,6 @@ impl Writer<'_> {
         }
         self.drop("user", s.user);
         self.drop("reasoning_effort", s.effort);
+        self.drop("thinking", s.thinking);
     }
 }

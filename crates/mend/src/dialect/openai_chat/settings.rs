@@ -153,6 +153,7 @@ impl Writer<'_> {
             self.drop("frequency_penalty", s.frequency_penalty);
             self.put("reasoning", s.effort.map(|e| json!({ "effort": e })));
         }
+        self.drop("thinking", s.thinking);
     }
 }
 
