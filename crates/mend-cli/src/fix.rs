@@ -190,10 +190,10 @@ pub fn run_trim(
         }
     };
     let valid = t.violations.is_empty();
-    let status = if valid {
-        Status::Valid
-    } else {
-        Status::Violations
+    let status = match (valid, t.over_budget) {
+        (false, _) => Status::Violations,
+        (true, true) => Status::OverBudget,
+        (true, false) => Status::Valid,
     };
     if as_json {
         let out = json!({
@@ -205,16 +205,23 @@ pub fn run_trim(
             "tokens_after": t.tokens_after,
             "over_budget": t.over_budget,
             "dropped": t.dropped,
+            "repairs": t.repairs,
             "violations": t.violations,
             "body": t.body,
         });
         printer.out(&format!("{}\n", pretty(&out)))?;
         return Ok(status);
     }
-    if t.dropped.is_empty() {
+    if t.dropped.is_empty() && t.repairs.is_empty() {
         printer.out(&String::from_utf8_lossy(&bytes))?;
     } else {
         printer.out(&render_like(&bytes, &t.body))?;
+    }
+    for e in &t.repairs {
+        printer.err_line(&format!(
+            "mend: {label} {} {}[{}] {} (repaired before trimming)",
+            e.path, e.action, e.rule, e.detail
+        ));
     }
     for d in &t.dropped {
         printer.err_line(&format!(
@@ -229,8 +236,10 @@ pub fn run_trim(
         t.tokens_before,
         t.tokens_after,
         t.counter.name(),
-        if t.over_budget {
-            "; still over budget: the instructions, pinned turns and the last units are kept whole"
+        if !valid {
+            "; not trimmed: the input has violations repair cannot settle"
+        } else if t.over_budget {
+            "; still over budget: the instructions, tool definitions, pinned turns and the last units are kept whole"
         } else {
             ""
         }

@@ -43,6 +43,9 @@ pub enum Status {
     Violations,
     /// Some input could not be checked, or the command line is wrong.
     BadInput,
+    /// `trim`: the output is valid but the budget cannot be met (the instructions, the
+    /// tool definitions, pinned turns and the last units are kept whole).
+    OverBudget,
 }
 
 impl Status {
@@ -51,6 +54,7 @@ impl Status {
             Status::Valid => 0,
             Status::Violations => 1,
             Status::BadInput => 2,
+            Status::OverBudget => 3,
         }
     }
 }
@@ -117,13 +121,18 @@ enum Command {
     /// Trim a body to a token budget, dropping whole call groups oldest first
     #[command(
         long_about = "Trim a body to a token budget, dropping whole call groups oldest first.\n\n\
-            Instructions and the first --protect turns always stay, and so do the last \
-            --keep-last units (groups of calls with their results, or plain turns), even over \
-            budget. A group is never cut, so no result is orphaned; the kept history starts \
-            at a user turn. Tokens are counted with tiktoken (o200k_base or cl100k_base, by \
-            model) for OpenAI models, and estimated at 4 characters per token otherwise; the \
-            report names the counter.\n\n\
-            Exit codes: 0 the output is valid, 1 it is not (the input's own violations), 2 bad input.",
+            Instructions, tool definitions and the first --protect turns always stay, and so \
+            do the last --keep-last units (groups of calls with their results, or plain \
+            turns), even over budget; all of them count against it. A group is never cut, so \
+            no result is orphaned; the kept history starts where the dialect allows. A \
+            damaged input is repaired first (the repairs are reported); one that repair \
+            cannot make valid is handed back untrimmed with its violations. Tokens are \
+            counted with tiktoken (o200k_base or cl100k_base, by model) for OpenAI models, \
+            and estimated at 4 characters per token otherwise; the report names the \
+            counter.\n\n\
+            Exit codes: 0 the output is valid and within budget, 1 the input has violations \
+            repair cannot settle (output untrimmed), 2 bad input, 3 the output is valid but \
+            still over budget.",
         after_help = "Example:\n  mend trim --budget 8000 --keep-last 2 request.json > trimmed.json"
     )]
     Trim(TrimArgs),

@@ -164,7 +164,8 @@ fn hash_value(v: &Value) -> u64 {
 pub struct TrimOptions {
     /// Dialect, provider and model, as for check; the model picks the tokenizer.
     pub check: CheckOptions,
-    /// The token budget for the history (instructions included).
+    /// The token budget for the request's prompt: the history, its instructions and the
+    /// tool definitions.
     pub budget: usize,
     /// Units always kept at the end, even over budget (0 is taken as 1: a history is
     /// never trimmed to nothing).
@@ -201,9 +202,12 @@ pub struct Trimmed {
     pub dropped: Vec<DroppedUnit>,
     /// The result is still over budget because the prefix and the last units are kept.
     pub over_budget: bool,
-    /// Error-severity violations of the output (the input's own, if it had any that
-    /// trimming did not remove).
+    /// Error-severity violations of the output. A damaged input is repaired before it
+    /// is trimmed; when repair cannot make it valid, the input comes back untrimmed with
+    /// what could not be repaired here.
     pub violations: Vec<Violation>,
+    /// The repairs made to a damaged input before it was trimmed.
+    pub repairs: Vec<crate::repair::Edit>,
 }
 
 /// Trim a body to a token budget.
@@ -234,6 +238,36 @@ pub fn trim_with_cache(
 ) -> Result<Trimmed, Error> {
     let analysis = analyze(body, &opts.check)?;
     let counter = Counter::for_model(analysis.chain.facts.model, analysis.dialect);
+    let damaged = analysis
+        .violations
+        .iter()
+        .any(|v| v.severity == Severity::Error);
+    if damaged {
+        // A damaged history is repaired first, so what trim hands on is valid; what
+        // repair cannot settle is handed back untrimmed, with its violations.
+        let ropts = crate::repair::RepairOptions {
+            check: opts.check.clone(),
+            ..Default::default()
+        };
+        let fixed = crate::repair::repair(body, &ropts)?;
+        if fixed.valid() {
+            let mut t = trim_with_cache(&fixed.body, opts, cache)?;
+            t.repairs = fixed.edits;
+            return Ok(t);
+        }
+        let units = Units::count(body, &analysis, opts.protect, counter, cache);
+        return Ok(Trimmed {
+            dialect: analysis.dialect,
+            body: body.clone(),
+            counter,
+            tokens_before: units.tokens_before,
+            tokens_after: units.tokens_before,
+            dropped: Vec::new(),
+            over_budget: units.tokens_before > opts.budget,
+            violations: fixed.unrepairable,
+            repairs: Vec::new(),
+        });
+    }
     let units = Units::count(body, &analysis, opts.protect, counter, cache);
     let cut = units.choose_cut(opts.budget, opts.keep_last);
     let mut out = units.without(cut.units, cut.kept_request);
@@ -257,7 +291,21 @@ pub fn trim_with_cache(
         dropped: out.dropped,
         over_budget: out.tokens > opts.budget,
         violations,
+        repairs: Vec::new(),
     })
+}
+
+/// The top-level fields a provider reads as prompt besides the history's turns: tool
+/// definitions (and their choice), output schemas, and Responses `instructions`. Never
+/// dropped, always counted.
+fn request_fields(dialect: Dialect) -> &'static [&'static str] {
+    match dialect {
+        Dialect::OpenAiChat => &["tools", "functions", "response_format"],
+        Dialect::OpenAiResponses => &["instructions", "tools", "text"],
+        Dialect::Anthropic => &["tools"],
+        Dialect::Gemini => &["tools", "toolConfig", "tool_config"],
+        Dialect::BedrockConverse => &["toolConfig"],
+    }
 }
 
 /// The history cut into its protected prefix and droppable units, with what each unit
@@ -317,7 +365,13 @@ impl<'a> Units<'a> {
             .iter()
             .map(|u| turn_tokens[u.turns.clone()].iter().sum())
             .collect();
-        let prefix_tokens: usize = turn_tokens[groups.prefix.clone()].iter().sum();
+        let request_tokens: usize = request_fields(analysis.dialect)
+            .iter()
+            .filter_map(|f| body.get(*f).filter(|v| !v.is_null()))
+            .map(|v| cache.count(counter, v))
+            .sum();
+        let prefix_tokens: usize =
+            request_tokens + turn_tokens[groups.prefix.clone()].iter().sum::<usize>();
         let tokens_before = prefix_tokens + tokens.iter().sum::<usize>();
         Units {
             body,

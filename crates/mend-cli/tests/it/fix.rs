@@ -165,3 +165,102 @@ fn trim_within_budget_gives_back_the_same_bytes() {
         std::fs::read_to_string(crate::support::repo_root().join(VALID)).expect("example");
     assert_eq!(r.stdout, original);
 }
+
+/// A long chat tool loop under a system prompt, with `tools` of `tool_text` each.
+fn long_loop(tool_text: &str) -> String {
+    let mut msgs = vec![serde_json::json!({"role": "system", "content": "be brief"})];
+    for k in 0..12 {
+        msgs.push(serde_json::json!({"role": "user", "content": format!("question {k} about the weather in a city")}));
+        msgs.push(serde_json::json!({"role": "assistant", "content": null, "tool_calls": [
+            {"id": format!("call_{k}"), "type": "function", "function": {"name": "w", "arguments": "{\"city\":\"Paris\"}"}}]}));
+        msgs.push(serde_json::json!({"role": "tool", "tool_call_id": format!("call_{k}"), "content": "rain"}));
+        msgs.push(serde_json::json!({"role": "assistant", "content": "Rain."}));
+    }
+    let tools = serde_json::json!([{"type": "function", "function": {"name": "w", "description": tool_text, "parameters": {"type": "object"}}}]);
+    serde_json::json!({"model": "gpt-4o", "tools": tools, "messages": msgs}).to_string()
+}
+
+#[test]
+fn trim_counts_the_tool_definitions_against_the_budget() {
+    let short = folder_with(&[("b.json", long_loop("Weather.").as_bytes())]);
+    let long = folder_with(&[(
+        "b.json",
+        long_loop(&"Weather for a city. ".repeat(40)).as_bytes(),
+    )]);
+    let tokens = |dir: &tempfile::TempDir| {
+        let r = run(&["trim", "--budget", "100000", "--json", &arg(dir, "b.json")]);
+        assert_eq!(r.code, 0, "{r:?}");
+        r.json()["tokens_before"].as_u64().expect("a count")
+    };
+    // The same history; only the tool's description differs, and it is counted.
+    assert!(tokens(&long) > tokens(&short) + 100);
+    // Under a budget the long definitions take from the history: more is dropped.
+    let dropped = |dir: &tempfile::TempDir| {
+        let r = run(&["trim", "--budget", "400", "--json", &arg(dir, "b.json")]);
+        r.json()["dropped"].as_array().map(Vec::len).unwrap_or(0)
+    };
+    assert!(dropped(&long) > dropped(&short));
+}
+
+#[test]
+fn trim_exits_3_when_the_budget_cannot_be_met() {
+    let dir = folder_with(&[(
+        "b.json",
+        long_loop(&"Weather for a city. ".repeat(200)).as_bytes(),
+    )]);
+    // The tool definitions alone are over 50 tokens: no cut can meet the budget.
+    let r = run(&["trim", "--budget", "50", "--json", &arg(&dir, "b.json")]);
+    assert_eq!(r.code, 3, "{r:?}");
+    let out = r.json();
+    assert_eq!(out["valid"], true);
+    assert_eq!(out["over_budget"], true);
+    let r = run(&["trim", "--budget", "50", &arg(&dir, "b.json")]);
+    assert_eq!(r.code, 3);
+    assert!(r.stderr.contains("still over budget"), "{}", r.stderr);
+}
+
+#[test]
+fn trim_repairs_a_damaged_history_first_and_refuses_what_repair_cannot_settle() {
+    // An orphan tool message: repaired (dropped), then trimmed; the repair is reported.
+    let orphan = crate::support::repo_root().join(ORPHAN);
+    let r = run(&[
+        "trim",
+        "--budget",
+        "100000",
+        "--json",
+        orphan.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let out = r.json();
+    assert_eq!(out["valid"], true);
+    assert_eq!(
+        out["repairs"][0]["rule"], "tool-result-without-call",
+        "{out}"
+    );
+    let dir = folder_with(&[("t.json", out["body"].to_string().as_bytes())]);
+    assert_eq!(run(&["check", &arg(&dir, "t.json")]).code, 0);
+    let r = run(&["trim", "--budget", "100000", orphan.to_str().unwrap()]);
+    assert!(
+        r.stderr.contains("(repaired before trimming)"),
+        "{}",
+        r.stderr
+    );
+
+    // Two calls of one turn share an id: repair cannot tell the results apart, so the
+    // body comes back untrimmed, exit 1, with the violation.
+    let body = br#"{"model":"gpt-4o","messages":[
+        {"role":"user","content":"weather and time?"},
+        {"role":"assistant","content":null,"tool_calls":[
+            {"id":"call_1","type":"function","function":{"name":"weather","arguments":"{}"}},
+            {"id":"call_1","type":"function","function":{"name":"time","arguments":"{}"}}]},
+        {"role":"tool","tool_call_id":"call_1","content":"sunny"}]}"#;
+    let dir = folder_with(&[("b.json", body)]);
+    let r = run(&["trim", "--budget", "1", "--json", &arg(&dir, "b.json")]);
+    assert_eq!(r.code, 1, "{r:?}");
+    let out = r.json();
+    assert_eq!(out["valid"], false);
+    assert_eq!(out["dropped"].as_array().map(Vec::len), Some(0));
+    assert_eq!(out["violations"][0]["rule"], "duplicate-call-id");
+    let original: serde_json::Value = serde_json::from_slice(body).unwrap();
+    assert_eq!(out["body"], original);
+}
