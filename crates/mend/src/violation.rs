@@ -73,6 +73,8 @@ pub(crate) enum Defect {
     EmptyToolCalls,
     /// OpenAI chat: a tool call's `function.arguments` is JSON but not a string.
     ArgumentsNotString,
+    /// Anthropic and Converse: a message of the same role as the one before it.
+    SameRoleInARow,
     /// Responses: a reasoning item without its (required) `summary`.
     ReasoningWithoutSummary,
     /// Responses: an output item of the response `previous_response_id` names, sent

@@ -521,7 +521,7 @@ fn reshape_the_known_defects(fx: &mut Fixer, v: &Violation) {
                 fx.note(v.rule, v.path.clone(), "set", detail.into());
             }
         }
-        Some(Defect::HeldUpstream) => {}
+        Some(Defect::HeldUpstream | Defect::SameRoleInARow) => {}
         Some(Defect::ArgumentsNotString) => {
             let Some(n) = v.loc.node else { return };
             let ptr = fx.chain().nodes[n].ptr;

@@ -2,13 +2,17 @@
 //! roles a provider does not know), and a Gemini function-call turn follows a user turn
 //! or a function-response turn.
 //!
-//! No fix: reordering or merging turns changes what the conversation says, and which
-//! turn to move cannot be told from the history alone (a merge tried here joined turns
-//! an earlier repair pass had made adjacent). Findings are reported, the body left alone.
+//! One fix: messages of one role in a row (Anthropic under a strict profile, Converse)
+//! become one message, as Anthropic's own API combines them; an exact copy of the message
+//! before it is dropped instead. Every other order is reported and left alone: which turn
+//! to move cannot be told from the history.
+
+use serde_json::{json, Value};
 
 use crate::chain::{CallKind, NodeKind, Role};
 use crate::dialect::Dialect;
-use crate::violation::{Rule, Severity, Violation};
+use crate::repair::Fixer;
+use crate::violation::{Defect, Rule, Severity, Violation};
 
 use super::{Ctx, ProviderText, Repair, RuleSpec};
 
@@ -75,37 +79,20 @@ pub(crate) const ROLE_ORDER: RuleSpec = RuleSpec {
             source: "provider-errors.jsonl bedrock_converse-12",
         },
     ],
-    repair: Repair::Never("No fix: renaming, merging or reordering roles would change what the conversation says, so every finding is reported and the body is left as it is."),
-    doc: "Anthropic takes instructions in the top-level `system`, so a role:\"system\" message is an error; two user or two assistant messages in a row, or a first assistant message, are warnings on the first-party API (which merges them) and errors under the bedrock profile, which requires strict alternation starting with user.\nGemini contents accept only the roles user and model (error), and a request ending with a model turn is a warning (newer models reject it).\nOpenAI chat: an unknown role is an error; deepseek rejects `developer`; mistral rejects a user message right after a tool message and a last message from the assistant unless it has prefix: true.\nMust not flag: an OpenAI `developer` message (openai profile), mistral tool→assistant→user, an Anthropic final assistant prefill, a Gemini single turn without a role, a Bedrock alternating tool loop.\nThe code's DeepSeek text omits the row's \"`latest_reminder` at line 1 column …\" tail; Gemini's \"valid role\" text has no row in the evidence file. Responses has no role-order checks.\nBedrock Converse: roles are user and assistant, strictly alternating (Converse merges nothing); the first message is the user's except on Claude and Qwen (recorded: Claude Sonnet 4.5 accepted a history opening with the assistant; pydantic-ai documents Qwen), so give --model for those; Claude from the fifth generation (Sonnet 5) takes no final assistant prefill.",
+    repair: Repair::Sometimes("Messages of one role in a row (Anthropic under a strict profile such as bedrock, and Converse, which merge nothing) become one message with their blocks in order, which is what Anthropic's own API does with them; a message that is an exact copy of the one before it (sent twice) is dropped instead, so one copy stays. This runs only once nothing else in the body is wrong, so it never joins turns another fix is still moving. Every other order (a first assistant message, a system message in the history, a prefill a model refuses, Mistral's orders) is reported and left alone."),
+    doc: "Anthropic takes instructions in the top-level `system`, so a role:\"system\" message is an error; two user or two assistant messages in a row, or a first assistant message, are warnings on the first-party API (which merges them) and errors under the bedrock profile, which requires strict alternation starting with user.\nGemini contents accept only the roles user and model (error), and a request ending with a model turn is a warning (newer models reject it).\nOpenAI chat: an unknown role is an error; deepseek rejects `developer`; mistral rejects a user message right after a tool message and a last message from the assistant unless it has prefix: true.\nMust not flag: an OpenAI `developer` message (openai profile), mistral tool→assistant→user, an Anthropic final assistant prefill, a Gemini single turn without a role, a Bedrock alternating tool loop.\nThe code's DeepSeek text omits the row's \"`latest_reminder` at line 1 column …\" tail; Gemini's \"valid role\" text has no row in the evidence file. Responses has no role-order checks.\nBedrock Converse: roles are user and assistant, strictly alternating (Converse merges nothing); the first message is the user's except on Claude and Qwen (recorded: Claude Sonnet 4.5 accepted a history opening with the assistant; pydantic-ai documents Qwen), so give --model for those; Claude from the fifth generation (Sonnet 5) takes no final assistant prefill.\nFix: messages of one role in a row are joined (an exact copy dropped), as Anthropic's first-party API does itself (its docs: consecutive user or assistant turns are combined into one), once nothing else in the body is wrong; this keeps every block and never joins turns another fix is still moving.",
     example: r#"{
-  "contents": [
-    {
-      "role": "user",
-      "parts": [
-        {
-          "text": "What is the capital of Peru?"
-        }
-      ]
-    },
-    {
-      "role": "assistant",
-      "parts": [
-        {
-          "text": "Lima."
-        }
-      ]
-    },
-    {
-      "role": "user",
-      "parts": [
-        {
-          "text": "And of Chile?"
-        }
-      ]
-    }
-  ]
+  "system": [{"text": "You are a weather assistant."}],
+  "messages": [
+    {"role": "user", "content": [{"text": "Weather in Paris?"}]},
+    {"role": "assistant", "content": [{"toolUse": {"toolUseId": "tooluse_kZJMlvQmRJ6eAyJE5GIl7Q", "name": "get_weather", "input": {"city": "Paris"}}}]},
+    {"role": "user", "content": [{"toolResult": {"toolUseId": "tooluse_kZJMlvQmRJ6eAyJE5GIl7Q", "content": [{"text": "18C"}]}}]},
+    {"role": "user", "content": [{"text": "And Rome?"}]}
+  ],
+  "toolConfig": {"tools": [{"toolSpec": {"name": "get_weather", "inputSchema": {"json": {"type": "object"}}}}]},
+  "inferenceConfig": {"maxTokens": 512}
 }"#,
-    fix: None,
+    fix: Some(join_the_run),
 };
 
 pub(crate) const FUNCTION_CALL_POSITION: RuleSpec = RuleSpec {
@@ -226,6 +213,7 @@ pub(crate) fn roles_come_in_an_accepted_order(ctx: &Ctx, out: &mut Vec<Violation
                             )
                             .severity(sev)
                             .provider(Some(format!("messages: roles must alternate between \"user\" and \"assistant\", but found multiple \"{r}\" roles in a row")))
+                            .with_defect(Defect::SameRoleInARow)
                         );
                     }
                 }
@@ -342,7 +330,8 @@ fn converse_order(
                     t,
                     format!("{path} is a second \"{}\" message in a row; Converse does not merge messages, so roles must alternate", turn.wire),
                 )
-                .provider(Some("A conversation must alternate between user and assistant roles. Make sure the conversation alternates between user and assistant roles and try again.".into())),
+                .provider(Some("A conversation must alternate between user and assistant roles. Make sure the conversation alternates between user and assistant roles and try again.".into()))
+                .with_defect(Defect::SameRoleInARow),
             );
         }
     }
@@ -416,5 +405,90 @@ pub(crate) fn function_calls_follow_user_or_response(ctx: &Ctx, out: &mut Vec<Vi
             }
         }
         prev = Some(t);
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The fix.
+
+/// `role-order`, messages of one role in a row: the run becomes its first message, with
+/// the blocks of the others after its own; exact copies of the message before them are
+/// dropped rather than joined. Only when role order is all that is wrong with the body,
+/// so no other fix is moving turns in the same pass.
+fn join_the_run(fx: &mut Fixer, v: &Violation) {
+    if v.defect != Some(Defect::SameRoleInARow) {
+        return;
+    }
+    let others =
+        fx.a.violations
+            .iter()
+            .any(|w| w.severity == Severity::Error && w.rule != Rule::RoleOrder);
+    if others {
+        return;
+    }
+    let Some(t) = v.loc.turn else { return };
+    let chain = fx.chain();
+    let key = fx.dialect().history_key();
+    let history: Vec<usize> = (0..chain.turns.len())
+        .filter(|&u| chain.turns[u].ptr.root == key)
+        .collect();
+    let Some(k) = history.iter().position(|&u| u == t) else {
+        return;
+    };
+    let role = chain.turns[t].role;
+    let mut start = k;
+    while start > 0 && chain.turns[history[start - 1]].role == role {
+        start -= 1;
+    }
+    let mut end = k;
+    while end + 1 < history.len() && chain.turns[history[end + 1]].role == role {
+        end += 1;
+    }
+    let items: Vec<usize> = history[start..=end]
+        .iter()
+        .filter_map(|&u| fx.item_of_turn(u))
+        .collect();
+    let Some(&first) = items.first() else { return };
+    if fx.plan.replace_items.contains_key(&first) || items.len() < 2 {
+        return; // the run was joined by its first finding this pass
+    }
+    let Some(all) = fx.items else { return };
+    let values: Vec<&Value> = items.iter().filter_map(|&i| all.get(i)).collect();
+    if values.len() != items.len() {
+        return;
+    }
+    let mut joined = values[0].clone();
+    let mut blocks = blocks_of(values[0]);
+    for (pos, value) in values.iter().enumerate().skip(1) {
+        let item = items[pos];
+        let path = chain.turns[history[start + pos]].ptr.render();
+        fx.plan.drop_items.insert(item);
+        if *value == values[pos - 1] {
+            let detail =
+                "dropped the message: it is an exact copy of the one before it".to_string();
+            fx.note(v.rule, path, "drop", detail);
+            continue;
+        }
+        blocks.extend(blocks_of(value));
+        fx.plan.moved_items.insert(item);
+        let detail = format!(
+            "joined the message to the {} message before it, its blocks after that one's, as Anthropic's API combines them",
+            chain.turns[t].wire
+        );
+        fx.note(v.rule, path, "merge", detail);
+    }
+    if let Some(o) = joined.as_object_mut() {
+        o.insert("content".into(), Value::Array(blocks));
+    }
+    fx.plan.replace_items.insert(first, joined);
+}
+
+/// A message's content as a list of blocks (Anthropic's string content is one text
+/// block).
+fn blocks_of(message: &Value) -> Vec<Value> {
+    match message.get("content") {
+        Some(Value::Array(blocks)) => blocks.clone(),
+        Some(Value::String(s)) => vec![json!({"type": "text", "text": s})],
+        _ => Vec::new(),
     }
 }
