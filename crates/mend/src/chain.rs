@@ -291,6 +291,9 @@ pub struct Facts<'a> {
     pub store_disabled: bool,
     /// Responses: the `previous_response_id` the request continues, if any.
     pub previous_response: Option<&'a str>,
+    /// OpenAI chat: the turns whose `content` is an empty string or an empty list (not
+    /// null or absent), which some providers refuse.
+    pub empty_contents: Vec<usize>,
     /// Responses: the `item_reference` items (where, and the id they name).
     pub item_references: Vec<(Ptr, Option<&'a str>)>,
 }

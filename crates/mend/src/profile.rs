@@ -88,6 +88,9 @@ pub struct Profile {
     pub known_tool_call_keys: Option<&'static [&'static str]>,
     /// Only user messages may carry `name` (xAI).
     pub name_only_on_user: bool,
+    /// Every message needs at least one content element: `""` and `[]` are refused,
+    /// an assistant's with tool calls too (xAI).
+    pub content_required: bool,
 }
 
 const CHAT: &[Dialect] = &[Dialect::OpenAiChat];
@@ -123,6 +126,7 @@ const BASE: Profile = Profile {
     known_message_keys: None,
     known_tool_call_keys: None,
     name_only_on_user: false,
+    content_required: false,
 };
 
 /// Every profile mend knows.
@@ -200,9 +204,10 @@ pub const PROFILES: &[Profile] = &[
     Profile {
         name: "xai",
         id: ProfileId::XAi,
-        about: "xAI: only user messages may carry a name",
+        about: "xAI: only user messages may carry a name, and every message needs content",
         dialects: OPENAI,
         name_only_on_user: true,
+        content_required: true,
         ..BASE
     },
     Profile {

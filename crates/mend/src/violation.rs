@@ -73,6 +73,9 @@ pub(crate) enum Defect {
     EmptyToolCalls,
     /// OpenAI chat: a tool call's `function.arguments` is JSON but not a string.
     ArgumentsNotString,
+    /// A provider that needs content in every message (xAI) got `""` or `[]`: no content
+    /// to put there is known, so it is reported only.
+    ContentRequired,
     /// Anthropic and Converse: a message of the same role as the one before it.
     SameRoleInARow,
     /// Responses: a reasoning item without its (required) `summary`.

@@ -19,6 +19,11 @@ pub(crate) const EMPTY_CONTENT: RuleSpec = RuleSpec {
     severity: Severity::Error,
     provider_texts: &[
         ProviderText {
+            provider: "xai",
+            text: "Invalid request content: Each message must have at least one content element.",
+            source: "provider-errors.jsonl openai_chat-31",
+        },
+        ProviderText {
             provider: "anthropic",
             text: "messages: text content blocks must be non-empty",
             source: "provider-errors.jsonl anthropic-06",
@@ -60,7 +65,7 @@ pub(crate) const EMPTY_CONTENT: RuleSpec = RuleSpec {
         },
     ],
     repair: Repair::Sometimes("Drops an empty or blank text block, an empty Gemini part, or a message with no content; in OpenAI chat, a null content on a user/system/tool message becomes \"\"; a Gemini part that kept only its thought signature gets an empty text so the signature survives. An empty history (messages: [] or no contents) is reported and left alone."),
-    doc: "Anthropic rejects any message with empty content except an optional final assistant message, and any text block that is empty or white space only; Gemini rejects a turn with no parts, a turn of only empty text parts, and a part that sets none of its data fields; OpenAI rejects a null content on user/system/tool messages and on an assistant message without tool calls; all three reject an empty history.\nMust not flag: an OpenAI assistant message with null content and tool_calls, a user content of \"\" (accepted), an Anthropic image-only user message, a tool_use-only assistant message, an empty final assistant message, a Gemini part that is an empty text carrying a thought signature.\nResponses has no such check. The catalog line says (anthropic, gemini) but the code checks OpenAI chat as well.\nFix: drop what is empty, keep signatures, set null to \"\"; an empty history cannot be filled without inventing a message.\nBedrock Converse: a blank text block anywhere (white space counts), and a message with no content blocks; the text for an empty list is not recorded. An empty toolResult content is the tool's output and is not flagged.",
+    doc: "Anthropic rejects any message with empty content except an optional final assistant message, and any text block that is empty or white space only; Gemini rejects a turn with no parts, a turn of only empty text parts, and a part that sets none of its data fields; OpenAI rejects a null content on user/system/tool messages and on an assistant message without tool calls; all three reject an empty history.\nMust not flag: an OpenAI assistant message with null content and tool_calls, a user content of \"\" (accepted), an Anthropic image-only user message, a tool_use-only assistant message, an empty final assistant message, a Gemini part that is an empty text carrying a thought signature.\nResponses has no such check. The catalog line says (anthropic, gemini) but the code checks OpenAI chat as well.\nFix: drop what is empty, keep signatures, set null to \"\"; an empty history cannot be filled without inventing a message.\nBedrock Converse: a blank text block anywhere (white space counts), and a message with no content blocks; the text for an empty list is not recorded. An empty toolResult content is the tool's output and is not flagged.\nUnder the xai profile: a message whose content is an empty list, or an empty string on a message without tool calls (openai_chat-31, crush#964); an assistant tool-call message with content \"\" is what xAI returns itself and is not flagged, nor is null. Reported only: no content to put there is known.",
     example: r#"{
   "model": "claude-sonnet-4-20250514",
   "max_tokens": 1024,
@@ -264,6 +269,26 @@ pub(crate) fn content_is_not_empty(ctx: &Ctx, out: &mut Vec<Violation>) {
                             "Invalid value for 'content': expected a string, got null.".into(),
                         )),
                     );
+                } else if ctx.profile.content_required
+                    && chain.facts.empty_contents.contains(&t)
+                    // xAI itself answers a tool call with `content: ""`; an empty list, or
+                    // an empty string with no call, is what it was seen refusing.
+                    && !(turn.role == Role::Assistant
+                        && !turn.empty
+                        && has(|k| matches!(k, NodeKind::Call { .. })))
+                {
+                    // openai_chat-31
+                    out.push(
+                        ctx.at_turn(
+                            Rule::EmptyContent,
+                            t,
+                            format!("{path} ({}) has an empty content; {} needs at least one content element in every message", turn.wire, ctx.profile.name),
+                        )
+                        .provider(Some(
+                            "Invalid request content: Each message must have at least one content element.".into(),
+                        ))
+                        .with_defect(Defect::ContentRequired),
+                    );
                 }
             }
             Dialect::Anthropic => {
@@ -446,6 +471,9 @@ pub(crate) fn prefill_has_no_trailing_whitespace(ctx: &Ctx, out: &mut Vec<Violat
 /// signature gets an empty text instead, keeping the signature); an OpenAI chat message
 /// with null content gets an empty string; any other empty message goes.
 fn fill_or_drop_the_empty(fx: &mut Fixer, v: &Violation) {
+    if v.defect == Some(Defect::ContentRequired) {
+        return; // what the message should say is not known
+    }
     let chain = fx.chain();
     let block = v
         .loc
@@ -521,7 +549,7 @@ fn reshape_the_known_defects(fx: &mut Fixer, v: &Violation) {
                 fx.note(v.rule, v.path.clone(), "set", detail.into());
             }
         }
-        Some(Defect::HeldUpstream | Defect::SameRoleInARow) => {}
+        Some(Defect::HeldUpstream | Defect::SameRoleInARow | Defect::ContentRequired) => {}
         Some(Defect::ArgumentsNotString) => {
             let Some(n) = v.loc.node else { return };
             let ptr = fx.chain().nodes[n].ptr;

@@ -24,6 +24,11 @@ pub(crate) const ROLE_ORDER: RuleSpec = RuleSpec {
     severity: Severity::Error,
     provider_texts: &[
         ProviderText {
+            provider: "mistral",
+            text: "Expected last role to be one of: [tool, user] but got assistant",
+            source: "provider-errors.jsonl openai_chat-43 (Mistral models on Azure AI); the code quotes openai_chat-19, Mistral's own wording",
+        },
+        ProviderText {
             provider: "gemini",
             text: "Please use a valid role: user, model.",
             source: "case cases/gemini/role-order/assistant-role-in-contents.json citing https://github.com/the-open-agent/openagent/issues/1666; no row in provider-errors.jsonl",

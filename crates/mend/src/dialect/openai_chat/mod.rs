@@ -196,13 +196,25 @@ fn map_content<'a>(
 ) {
     match content {
         None | Some(Value::Null) => chain.mark_empty(),
-        Some(Value::String(s)) => chain.push(
-            NodeKind::Text { blank: blank(s) },
-            Ptr::field(ROOT, i, "content"),
-        ),
+        Some(Value::String(s)) => {
+            if s.is_empty() {
+                chain
+                    .facts
+                    .empty_contents
+                    .push(chain.turns.len().saturating_sub(1));
+            }
+            chain.push(
+                NodeKind::Text { blank: blank(s) },
+                Ptr::field(ROOT, i, "content"),
+            )
+        }
         Some(Value::Array(parts)) => {
             if parts.is_empty() {
                 chain.mark_empty();
+                chain
+                    .facts
+                    .empty_contents
+                    .push(chain.turns.len().saturating_sub(1));
             }
             for (j, p) in parts.iter().enumerate() {
                 map_part(i, j, p, chain, out);
