@@ -2,10 +2,12 @@
 //! roles a provider does not know), and a Gemini function-call turn follows a user turn
 //! or a function-response turn.
 //!
-//! One fix: messages of one role in a row (Anthropic under a strict profile, Converse)
-//! become one message, as Anthropic's own API combines them; an exact copy of the message
-//! before it is dropped instead. Every other order is reported and left alone: which turn
-//! to move cannot be told from the history.
+//! Two fixes, both only once nothing else in the body is wrong (so they never act on
+//! turns another fix is still moving): messages of one role in a row (Anthropic under a
+//! strict profile, Converse) become one message, as Anthropic's own API combines them, an
+//! exact copy of the message before it dropped instead; and a Gemini history that opens
+//! with a call group followed by a real user turn loses that group. Every other order is
+//! reported and left alone: which turn to move cannot be told from the history.
 
 use serde_json::{json, Value};
 
@@ -113,55 +115,17 @@ pub(crate) const FUNCTION_CALL_POSITION: RuleSpec = RuleSpec {
             source: "provider-errors.jsonl gemini-03",
         },
     ],
-    repair: Repair::Never("No fix. Merging a call turn into the model turn before it, or dropping a call group that opens `contents`, looked sound on one body, but across repair passes both act on turns an earlier fix made adjacent (an empty user turn dropped between two answers), joining or dropping what the conversation kept apart. The finding is reported and the body left alone."),
+    repair: Repair::Sometimes("A history that opens with a call turn, its function responses and then a real user turn (a trimmer cut the question that led to the call) loses that leading call group, reported: it answers a question that is no longer there, and the history then opens at the user's turn. Only then, and only when nothing else in the body is wrong: dropping a leading call group whenever one leads cascaded through whole tool loops across repair passes (seeds kept), so a group followed by another call turn, or a call turn anywhere else, is reported and left alone."),
     doc: "Gemini requires a function-call turn to follow a user turn or a function-response turn.\nThe check flags a model turn with a client function call that is the first turn of contents or follows another model turn (a client that split one response into a text turn and a call turn, or a history that starts with a model call after the system prompt moved to systemInstruction).\nMust not flag: a call turn after a function-response turn, a call turn that itself starts with text and a thought part.\nNo fix is attempted.",
     example: r#"{
   "contents": [
-    {
-      "role": "user",
-      "parts": [
-        {
-          "text": "What's the weather in Paris?"
-        }
-      ]
-    },
-    {
-      "role": "model",
-      "parts": [
-        {
-          "text": "Let me check the weather for you."
-        }
-      ]
-    },
-    {
-      "role": "model",
-      "parts": [
-        {
-          "functionCall": {
-            "name": "get_weather",
-            "args": {
-              "city": "Paris"
-            }
-          }
-        }
-      ]
-    },
-    {
-      "role": "user",
-      "parts": [
-        {
-          "functionResponse": {
-            "name": "get_weather",
-            "response": {
-              "result": "18 C, light rain"
-            }
-          }
-        }
-      ]
-    }
-  ]
+    {"role": "model", "parts": [{"functionCall": {"name": "get_weather", "args": {"city": "Paris"}}}]},
+    {"role": "user", "parts": [{"functionResponse": {"name": "get_weather", "response": {"result": "18C"}}}]},
+    {"role": "user", "parts": [{"text": "And what should I wear in Rome?"}]}
+  ],
+  "tools": [{"functionDeclarations": [{"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}]}]
 }"#,
-    fix: None,
+    fix: Some(drop_the_leading_group),
 };
 
 /// Roles appear in an order the API accepts.
@@ -495,5 +459,53 @@ fn blocks_of(message: &Value) -> Vec<Value> {
         Some(Value::Array(blocks)) => blocks.clone(),
         Some(Value::String(s)) => vec![json!({"type": "text", "text": s})],
         _ => Vec::new(),
+    }
+}
+
+/// `function-call-position`, at the first turn of `contents` only: the call turn and the
+/// function responses after it go when a real user turn follows them, so the history
+/// opens at that turn; only when nothing else in the body is wrong.
+fn drop_the_leading_group(fx: &mut Fixer, v: &Violation) {
+    let others =
+        fx.a.violations
+            .iter()
+            .any(|w| w.severity == Severity::Error && w.rule != Rule::FunctionCallPosition);
+    if others {
+        return;
+    }
+    let Some(t) = v.loc.turn else { return };
+    let chain = fx.chain();
+    let key = fx.dialect().history_key();
+    let history: Vec<usize> = (0..chain.turns.len())
+        .filter(|&u| chain.turns[u].ptr.root == key)
+        .collect();
+    if history.first() != Some(&t) {
+        return;
+    }
+    let only_responses = |u: usize| {
+        let nodes = chain.turn_nodes(u);
+        !nodes.is_empty()
+            && nodes
+                .iter()
+                .all(|n| matches!(n.kind, NodeKind::Result { .. }))
+    };
+    let mut end = 1;
+    while end < history.len() && only_responses(history[end]) {
+        end += 1;
+    }
+    let next_is_the_user = history
+        .get(end)
+        .is_some_and(|&u| chain.turns[u].role == Role::User && !only_responses(u));
+    if end == 1 || !next_is_the_user {
+        return;
+    }
+    for &u in &history[..end] {
+        let Some(i) = fx.item_of_turn(u) else {
+            continue;
+        };
+        if fx.plan.drop_items.insert(i) {
+            let detail = "dropped the leading call group: the history opened mid-loop (the question that led to the call was cut), and a call turn may not open it".to_string();
+            fx.note(v.rule, chain.turns[u].ptr.render(), "drop", detail);
+        }
     }
 }
