@@ -7,6 +7,7 @@ openai_responses 1, anthropic 2, gemini 3, bedrock_converse 4, plus 5 times the 
 options) followed by the bytes under test, as
 fuzz/src/lib.rs reads them. Nothing here is committed: the corpora are rebuilt on demand.
 """
+import base64
 import hashlib
 import json
 import os
@@ -44,13 +45,21 @@ def pair(target, selector, data):
     counts[target] = counts.get(target, 0) + 1
 
 
+def response_bytes(path):
+    """A response file's bytes; `response.stream.txt` is the base64 of Converse's binary
+    event stream."""
+    if path.name == "response.stream.txt":
+        return base64.b64decode("".join(path.read_text().split()))
+    return path.read_bytes()
+
+
 def next_seed(dialect, folder):
     """A request, a NUL byte and the response it got (next's input)."""
     req = folder / "request.json"
-    for name in ("response.json", "response.sse"):
+    for name in ("response.json", "response.sse", "response.stream.txt"):
         resp = folder / name
         if req.is_file() and resp.is_file():
-            pair("next", DIALECTS.index(dialect), req.read_bytes() + b"\0" + resp.read_bytes())
+            pair("next", DIALECTS.index(dialect), req.read_bytes() + b"\0" + response_bytes(resp))
 
 
 for f in sorted((root / "cases").glob("*/*/*.json")):
@@ -95,5 +104,9 @@ else:
                 put("response", dialect, f.read_bytes())
             elif f.name == "response.sse":
                 put("stream", dialect, f.read_bytes())
+
+converse = shared / "fixtures-bedrock-converse"
+for folder in sorted(converse.glob("*/")):
+    next_seed("bedrock_converse", folder)
 
 print("seed corpora:", ", ".join(f"{t} {n}" for t, n in sorted(counts.items())))

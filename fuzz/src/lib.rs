@@ -440,11 +440,13 @@ pub fn convert_value(from: Dialect, opts: u8, body: &Value) {
     }
 }
 
-/// Next: the selector picks the dialect (bits 0-1), whether every call of the response is
-/// answered (bit 2) and whether a user turn follows (bit 3); the rest is a request body,
-/// a NUL byte and a response (JSON or SSE). A next request or a clean error; when the
-/// request checks valid, the response made calls and every one is answered, the next
-/// request checks valid too.
+/// Next: the selector picks the dialect; its options, whether every call of the response
+/// is answered (bit 0 clear) and whether a user turn follows (bit 1). The rest is a
+/// request body, a NUL byte and a response: JSON, SSE, or (Converse, index 4) the binary
+/// event stream, whose bytes go to the reader as they are, never read as text (the
+/// request, JSON, holds no NUL, so the first one ends it). A next request or a clean
+/// error; when the request checks valid, the response made calls and every one is
+/// answered, the next request checks valid too.
 pub fn next(data: &[u8]) {
     let Some((dialect, opts, bytes)) = split(data) else {
         return;

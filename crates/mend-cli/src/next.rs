@@ -29,7 +29,7 @@ pub struct NextArgs {
     /// The request body that was sent (a file, or `-` for stdin)
     #[arg(long, value_name = "FILE|-")]
     request: String,
-    /// The response it got: a JSON body or an SSE stream, told from the bytes (a file, or `-`)
+    /// The response it got: a JSON body, an SSE stream or Converse's binary event stream, told from the bytes (a file, or `-`)
     #[arg(long, value_name = "FILE|-")]
     response: String,
     /// A JSON array of results: [{"call_id": "...", "output": <string or JSON>, "is_error"?: bool}];

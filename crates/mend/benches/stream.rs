@@ -1,18 +1,24 @@
 //! Stream capture against its baseline: a plain SSE line split plus one
 //! `serde_json::from_slice::<Value>` per event, over the same bytes (target: at most 1.5x).
+//! For Converse's binary event stream the baseline walks the frames by their length
+//! prefix (no CRC check, no header read) and parses each payload the same way.
 //!
 //! Each group is `stream-{dialect}` with three functions over one ~2 MB stream shaped
 //! like the recorded ones (the same event envelopes, deltas of a few tokens, reasoning,
-//! text and a tool call): `split+parse` (the baseline), `capture` (the whole stream in
+//! text and a tool call; Converse's frames built with `encode_frame`, each payload with
+//! its padding field `p`): `split+parse` (the baseline), `capture` (the whole stream in
 //! one `feed`) and `capture-4k` (fed in 4 KB chunks, as a network delivers it).
+//!
+//! `cargo bench -p mend --bench stream -- --test` runs each function once (a smoke run
+//! that still checks every corpus captures).
 
 use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use mend::canonical::capture::{read_stream, StreamCapture};
+use mend::canonical::capture::{encode_frame, read_stream, split_frames, StreamCapture};
 use mend::Dialect;
-use serde_json::Value;
+use serde_json::{json, Value};
 
 const TARGET: usize = 2 * 1024 * 1024;
 
@@ -189,6 +195,94 @@ fn gemini() -> String {
     s
 }
 
+/// One Converse event frame, as `converse-stream` sends it: the JSON payload with its
+/// padding field `p` (of a length that varies, as the recordings' does).
+fn converse_frame(out: &mut Vec<u8>, event: &str, mut payload: Value, pad: usize) {
+    const PAD: &str = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    if let Value::Object(o) = &mut payload {
+        o.insert("p".into(), Value::String(PAD[..pad % 40 + 3].into()));
+    }
+    let body = serde_json::to_vec(&payload).expect("JSON");
+    out.extend(encode_frame(
+        &[
+            (":event-type", event),
+            (":content-type", "application/json"),
+            (":message-type", "event"),
+        ],
+        &body,
+    ));
+}
+
+fn converse() -> Vec<u8> {
+    let mut s = Vec::new();
+    let n = count(190);
+    converse_frame(&mut s, "messageStart", json!({"role": "assistant"}), 7);
+    for (i, d) in deltas(n).enumerate() {
+        let delta = json!({"contentBlockIndex": 0, "delta": {"reasoningContent": {"text": d}}});
+        converse_frame(&mut s, "contentBlockDelta", delta, i);
+    }
+    let signature = json!({"contentBlockIndex": 0, "delta": {"reasoningContent": {"signature": "EqQBCkYIBxgCKkCoxqLHLrx4mFL9Ox7/aHKht87WDzXfvZ7qbZKSnHV8imA5b3LXxuVqcXQ9z5sXwDx20JIW"}}});
+    converse_frame(&mut s, "contentBlockDelta", signature, 1);
+    converse_frame(
+        &mut s,
+        "contentBlockStop",
+        json!({"contentBlockIndex": 0}),
+        2,
+    );
+    for (i, d) in deltas(n).enumerate() {
+        let delta = json!({"contentBlockIndex": 1, "delta": {"text": d}});
+        converse_frame(&mut s, "contentBlockDelta", delta, i);
+    }
+    converse_frame(
+        &mut s,
+        "contentBlockStop",
+        json!({"contentBlockIndex": 1}),
+        3,
+    );
+    let start = json!({"contentBlockIndex": 2, "start": {"toolUse": {"toolUseId": "tooluse_Zsi5nODkqYT50BEZ9GG8ud", "name": "weather", "type": "tool_use"}}});
+    converse_frame(&mut s, "contentBlockStart", start, 4);
+    let input = |s: &mut Vec<u8>, piece: &str, i: usize| {
+        let delta = json!({"contentBlockIndex": 2, "delta": {"toolUse": {"input": piece}}});
+        converse_frame(s, "contentBlockDelta", delta, i);
+    };
+    input(&mut s, "{\"notes\": \"", 5);
+    for (i, d) in deltas(n).enumerate() {
+        input(&mut s, d, i);
+    }
+    input(&mut s, "\"}", 6);
+    converse_frame(
+        &mut s,
+        "contentBlockStop",
+        json!({"contentBlockIndex": 2}),
+        7,
+    );
+    converse_frame(&mut s, "messageStop", json!({"stopReason": "tool_use"}), 8);
+    let metadata = json!({"usage": {"inputTokens": 43, "outputTokens": 4321, "totalTokens": 4364}, "metrics": {"latencyMs": 52310}});
+    converse_frame(&mut s, "metadata", metadata, 9);
+    s
+}
+
+/// The Converse baseline: walk the frames by their length prefix, parse each payload.
+fn frames_and_parse(bytes: &[u8]) -> usize {
+    let word = |at: usize| -> usize {
+        let b: [u8; 4] = bytes[at..at + 4].try_into().expect("four bytes");
+        u32::from_be_bytes(b) as usize
+    };
+    let (mut at, mut n) = (0, 0);
+    while at + 16 <= bytes.len() {
+        let (total, headers) = (word(at), word(at + 4));
+        let payload = &bytes[at + 12 + headers..at + total - 4];
+        let v: Value = serde_json::from_slice(payload).expect("the corpus is JSON");
+        black_box(&v);
+        n += 1;
+        at += total;
+    }
+    n
+}
+
+/// A baseline: the events of a stream split and parsed, counted.
+type Baseline = fn(&[u8]) -> usize;
+
 /// The baseline: split lines, parse each `data:` line as JSON.
 fn split_and_parse(bytes: &[u8]) -> usize {
     let mut n = 0;
@@ -217,18 +311,31 @@ fn capture_in_chunks(dialect: Dialect, bytes: &[u8], chunk: usize) -> usize {
 
 fn capture_vs_parse(c: &mut Criterion) {
     for dialect in Dialect::ALL {
-        let stream = match dialect {
-            Dialect::Anthropic => anthropic(),
-            Dialect::OpenAiResponses => responses(),
-            Dialect::OpenAiChat => chat(),
-            Dialect::Gemini => gemini(),
-            // Converse streams are AWS event-stream frames, not SSE: not benched here yet.
-            Dialect::BedrockConverse => continue,
+        let (bytes, baseline): (Vec<u8>, Baseline) = match dialect {
+            Dialect::Anthropic => (anthropic().into_bytes(), split_and_parse),
+            Dialect::OpenAiResponses => (responses().into_bytes(), split_and_parse),
+            Dialect::OpenAiChat => (chat().into_bytes(), split_and_parse),
+            Dialect::Gemini => (gemini().into_bytes(), split_and_parse),
+            Dialect::BedrockConverse => (converse(), frames_and_parse),
         };
-        let bytes = stream.into_bytes();
         let reply = read_stream(dialect, &bytes)
             .unwrap_or_else(|e| panic!("{dialect} corpus is not a good stream: {e}"));
         assert!(!reply.messages.is_empty());
+        // The corpus holds a reasoning, a text and a call, and the baseline sees every
+        // event the capture does.
+        let kinds: Vec<&str> = reply.messages[0].parts.iter().map(|p| p.kind()).collect();
+        assert!(
+            ["reasoning", "text", "tool_call"].iter().all(|k| reply
+                .messages
+                .iter()
+                .flat_map(|m| &m.parts)
+                .any(|p| p.kind() == *k)),
+            "{dialect} corpus gives {kinds:?}"
+        );
+        if dialect == Dialect::BedrockConverse {
+            let frames = split_frames(&bytes).expect("good frames").len();
+            assert_eq!(frames, baseline(&bytes), "the baseline walks every frame");
+        }
 
         let mut group = c.benchmark_group(format!("stream-{dialect}"));
         group.throughput(Throughput::Bytes(bytes.len() as u64));
@@ -236,9 +343,7 @@ fn capture_vs_parse(c: &mut Criterion) {
             .sample_size(30)
             .warm_up_time(Duration::from_millis(500))
             .measurement_time(Duration::from_secs(3));
-        group.bench_function("split+parse", |b| {
-            b.iter(|| split_and_parse(black_box(&bytes)))
-        });
+        group.bench_function("split+parse", |b| b.iter(|| baseline(black_box(&bytes))));
         group.bench_function("capture", |b| {
             b.iter(|| read_stream(dialect, black_box(&bytes)).expect("captured"))
         });

@@ -16,6 +16,12 @@
 //! | `openai_responses` | one `function_call_output` per call after the output items (`custom_tool_call_output` for a custom call, `<kind>_output` for the other client call kinds) |
 //! | `anthropic` | one `user` message whose content starts with the `tool_result` blocks, in call order, `is_error` kept |
 //! | `gemini` | one `user` content with a `functionResponse` part per call, in call order, with the call's name (and id when the call had one) |
+//! | `bedrock_converse` | one `user` message whose content starts with the `toolResult` blocks, in call order, an error as `"status": "error"` |
+//!
+//! Anthropic and Converse refuse blank text blocks once the history goes on, and a
+//! response can hold one: next leaves them out. Converse also refuses a history with
+//! tool blocks but no `toolConfig`; the request's own `toolConfig` is kept, as every
+//! top-level field is.
 //!
 //! A Responses request that continues stored state (`previous_response_id` or
 //! `conversation`) sends only what is new: the provider already holds the earlier input
@@ -70,10 +76,12 @@ pub struct ToolOutput {
     pub name: Option<String>,
     /// What the tool returned: a string, or JSON. An array of typed content parts is
     /// sent as content parts; other JSON as its compact text (Gemini: as the response
-    /// object, under `result` when it is not an object).
+    /// object, under `result` when it is not an object; Converse: an array of its result
+    /// blocks, `{"text"}`, `{"json"}`, `{"image"}`, `{"document"}` or `{"video"}`, as
+    /// those blocks, an object as one `{"json"}` block).
     pub output: Value,
-    /// The tool failed. Anthropic carries it as `is_error`, Gemini as an `error` key;
-    /// OpenAI has no field for it (a note says so).
+    /// The tool failed. Anthropic carries it as `is_error`, Converse as `"status":
+    /// "error"`, Gemini as an `error` key; OpenAI has no field for it (a note says so).
     pub is_error: bool,
 }
 
@@ -295,8 +303,10 @@ pub enum NextError {
     },
 }
 
-/// Read a response of `dialect`: an SSE stream or a JSON body, told from the bytes (a
-/// body starts with `{` or `[`).
+/// Read a response of `dialect`: a JSON body, an SSE stream or (Converse) a binary
+/// event stream, told from the bytes (a body starts with `{` or `[`; an event stream
+/// starts with its first frame's big-endian length, whose first byte is 0 for any frame
+/// under 16 MB).
 pub fn read_reply(dialect: Dialect, bytes: &[u8]) -> Result<Reply, CaptureError> {
     match bytes.trim_ascii_start().first() {
         Some(b'{' | b'[') => capture::read_response(dialect, bytes),
@@ -363,11 +373,16 @@ pub fn history_items(dialect: Dialect, messages: Vec<Message>) -> Result<Vec<Val
 
 /// Anthropic refuses a text block that is empty or only white space anywhere but in a
 /// final assistant message ("messages: text content blocks must be non-empty", "text
-/// content blocks must contain non-whitespace text"), and a response can hold one: an
-/// empty block opened before a `tool_use`, or the "\n\n" a model writes before its
+/// content blocks must contain non-whitespace text"), and so does Converse ("The text
+/// field in the ContentBlock object ... is blank"); a response can hold one: an empty
+/// block opened before a `tool_use`, or the "\n\n" a model writes before its
 /// thinking. It carries nothing, so it is left out once the history goes on; a message
 /// that holds nothing else keeps it (there is nothing to send instead).
-fn drop_blank_text(output: &mut [Message], notes: &mut Vec<String>) {
+fn drop_blank_text(dialect: Dialect, output: &mut [Message], notes: &mut Vec<String>) {
+    let refusal = match dialect {
+        Dialect::BedrockConverse => "Converse refuses them (\"The text field in the ContentBlock object is blank\")",
+        _ => "Anthropic refuses them once the history goes on (\"text content blocks must be non-empty\")",
+    };
     let blank = |p: &Part| matches!(p, Part::Text(t) if t.text.trim().is_empty() && t.extra.values().all(Value::is_null));
     for m in output.iter_mut() {
         if m.parts.iter().all(blank) {
@@ -378,7 +393,7 @@ fn drop_blank_text(output: &mut [Message], notes: &mut Vec<String>) {
         let n = before - m.parts.len();
         if n > 0 {
             notes.push(format!(
-                "left out {n} blank text block(s) of the response: Anthropic refuses them once the history goes on (\"text content blocks must be non-empty\")"
+                "left out {n} blank text block(s) of the response: {refusal}"
             ));
         }
     }
@@ -443,8 +458,8 @@ pub fn next_request(
     {
         drop_unresolvable_reasoning(&mut output, &mut notes);
     }
-    if dialect == Dialect::Anthropic {
-        drop_blank_text(&mut output, &mut notes);
+    if matches!(dialect, Dialect::Anthropic | Dialect::BedrockConverse) {
+        drop_blank_text(dialect, &mut output, &mut notes);
     }
     let calls = calls_of(dialect, &output);
     let answers = match_results(&calls, results)?;
@@ -625,6 +640,20 @@ fn is_content_parts(v: &Value) -> bool {
         && a.iter().all(|p| p.get("type").is_some_and(Value::is_string)))
 }
 
+/// Whether a list is Converse `toolResult` content: one-member blocks of the kinds a
+/// result holds.
+fn is_converse_result_blocks(blocks: &[Value]) -> bool {
+    !blocks.is_empty()
+        && blocks.iter().all(|b| {
+            b.as_object().is_some_and(|o| {
+                o.len() == 1
+                    && o.keys().all(|k| {
+                        matches!(k.as_str(), "text" | "json" | "image" | "document" | "video")
+                    })
+            })
+        })
+}
+
 /// What a result carries in the dialect.
 fn result_content(dialect: Dialect, r: &ToolOutput) -> ToolContent {
     match (dialect, &r.output) {
@@ -637,6 +666,16 @@ fn result_content(dialect: Dialect, r: &ToolOutput) -> ToolContent {
             ToolContent::Json(json!({ key: v }))
         }
         (_, Value::String(s)) => ToolContent::Text(s.clone()),
+        (Dialect::BedrockConverse, Value::Array(blocks)) if is_converse_result_blocks(blocks) => {
+            ToolContent::Parts(
+                blocks
+                    .iter()
+                    .map(crate::dialect::bedrock_converse::canonical::read_block)
+                    .collect(),
+            )
+        }
+        (Dialect::BedrockConverse, v @ Value::Object(_)) => ToolContent::Json(v.clone()),
+        (Dialect::BedrockConverse, v) => ToolContent::Text(v.to_string()),
         (_, v) if is_content_parts(v) => ToolContent::Json(v.clone()),
         (_, v) => ToolContent::Text(v.to_string()),
     }
@@ -662,7 +701,8 @@ fn result_messages(
             call_id: c.call_id.clone(),
             name: (dialect == Dialect::Gemini).then(|| c.name.clone()),
             content: Some(result_content(dialect, r)),
-            is_error: r.is_error && dialect == Dialect::Anthropic,
+            is_error: r.is_error
+                && matches!(dialect, Dialect::Anthropic | Dialect::BedrockConverse),
             ..ToolResult::default()
         })
     };
@@ -722,7 +762,8 @@ fn result_messages(
             }
             _ => {
                 let mut m = Message::new(Role::User, vec![Part::text(text.clone())]);
-                if dialect != Dialect::Gemini {
+                // Gemini and Converse have no string form: their text is a part.
+                if !matches!(dialect, Dialect::Gemini | Dialect::BedrockConverse) {
                     m.form = Some(Form::String);
                 }
                 out.push(m);

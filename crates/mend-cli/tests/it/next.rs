@@ -74,6 +74,40 @@ fn a_stream_on_stdin_and_a_user_turn() {
     );
 }
 
+/// A Converse event stream is binary: its bytes on stdin, read as they are.
+#[test]
+fn a_converse_event_stream_on_stdin() {
+    use base64::Engine as _;
+    let slug = "bedrock-converse-stream-reasoning-tool-use";
+    let text = String::from_utf8(read_case(slug, "response.stream.txt")).expect("base64 text");
+    let joined: String = text.split_ascii_whitespace().collect();
+    let stream = base64::engine::general_purpose::STANDARD
+        .decode(joined)
+        .expect("base64");
+    assert!(std::str::from_utf8(&stream).is_err(), "binary frames");
+    let r = run_with_stdin(
+        &[
+            "next",
+            "--request",
+            &case(slug, "request.json"),
+            "--response",
+            "-",
+            "--tool-results",
+            &case(slug, "tool-results.json"),
+            "--model",
+            "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+        ],
+        stream,
+    );
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(r.json(), expected(slug));
+    let last = r.err_lines().last().copied().unwrap_or_default();
+    assert!(
+        last.starts_with("mend: next: valid (bedrock_converse"),
+        "{last}"
+    );
+}
+
 #[test]
 fn unanswered_calls_exit_1_and_are_named() {
     let slug = "openai-chat-unanswered-without-results";

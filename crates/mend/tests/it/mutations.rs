@@ -677,7 +677,9 @@ fn fuzz_regressions_hold() {
     assert!(n >= 2, "expected the kept fuzz crashes, found {n}");
 }
 
-/// A request and the response it got, from the fixtures and `cases/next/`.
+/// A request and the response it got, from the fixtures (the recorded Converse traffic
+/// among them) and `cases/next/`; a Converse event stream (`response.stream.txt`) as its
+/// binary bytes.
 fn exchanges() -> Vec<(String, Dialect, Value, Vec<u8>)> {
     let mut dirs: Vec<(std::path::PathBuf, Dialect)> = Vec::new();
     if let Some(shared) = shared_dir_or_cases_only() {
@@ -688,6 +690,9 @@ fn exchanges() -> Vec<(String, Dialect, Value, Vec<u8>)> {
                 .to_path_buf();
             dirs.push((dir, dialect_folder(&f, 2)));
         }
+    }
+    for dir in crate::support::converse_fixture_dirs() {
+        dirs.push((dir, Dialect::BedrockConverse));
     }
     for f in files_named(&repo_root().join("cases/next"), "case.json") {
         let case = read_json(&f);
@@ -701,15 +706,53 @@ fn exchanges() -> Vec<(String, Dialect, Value, Vec<u8>)> {
     }
     let mut out = Vec::new();
     for (dir, d) in dirs {
+        let req = dir.join("request.json");
+        if !req.is_file() {
+            continue;
+        }
         for resp in ["response.json", "response.sse"] {
-            let (req, resp) = (dir.join("request.json"), dir.join(resp));
-            if req.is_file() && resp.is_file() {
+            let resp = dir.join(resp);
+            if resp.is_file() {
                 let bytes = std::fs::read(&resp).expect("readable response");
                 out.push((dir.display().to_string(), d, read_json(&req), bytes));
             }
         }
+        if let Some(bytes) = crate::support::converse_stream_bytes(&dir) {
+            out.push((dir.display().to_string(), d, read_json(&req), bytes));
+        }
     }
     out
+}
+
+/// The next target's input for Converse: the selector picks the dialect, the request
+/// ends at the first NUL, and the rest is the response as bytes, a binary event stream
+/// as well as JSON. Each Converse exchange goes through as the fuzzer would give it.
+#[test]
+fn next_takes_converse_json_and_event_streams_through_the_selector() {
+    let converse: Vec<_> = exchanges()
+        .into_iter()
+        .filter(|(_, d, _, _)| *d == Dialect::BedrockConverse)
+        .collect();
+    let streams = converse
+        .iter()
+        .filter(|(_, _, _, b)| std::str::from_utf8(b).is_err())
+        .count();
+    assert!(streams >= 1, "a Converse event stream among the exchanges");
+    assert!(converse.len() > streams, "a Converse JSON response too");
+    for (name, _, request, resp) in &converse {
+        for opts in 0..4 {
+            let mut data = vec![props::selector(Dialect::BedrockConverse, opts)];
+            data.extend(serde_json::to_vec(request).expect("JSON"));
+            data.push(0);
+            data.extend_from_slice(resp);
+            let (d, o, rest) = props::split(&data).expect("an input");
+            assert_eq!((d, o), (Dialect::BedrockConverse, opts), "{name}");
+            let nul = rest.iter().position(|&b| b == 0).expect("the NUL");
+            assert_eq!(&rest[nul + 1..], &resp[..], "{name}: the response as given");
+            let r = catch_unwind(|| props::next(&data));
+            assert!(r.is_ok(), "{name} (opts {opts}): the next property fails");
+        }
+    }
 }
 
 /// `next` over every recorded exchange, then over mutants of its request: a next request

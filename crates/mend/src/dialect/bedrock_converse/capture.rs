@@ -1,7 +1,9 @@
 //! Bedrock Converse responses and event streams.
 //!
 //! A response is `{output: {message: {role, content}}, stopReason, usage, metrics}`:
-//! its message is already in the request's wire form, and each block is read as a part.
+//! its message is already in the request's wire form, and each block is read by the
+//! request reader (`canonical.rs`), so a captured message has the parts of the request
+//! that sends it back.
 //! A stream (`converse-stream`) is AWS event-stream frames (see
 //! [`crate::eventstream`]) whose `:event-type` header names the event and whose
 //! payload is JSON: `messageStart {role}`, per block an optional `contentBlockStart
@@ -27,11 +29,14 @@ use serde_json::{Map, Value};
 use crate::canonical::capture::{
     malformed, merge, truncated, without, ByIndex, CaptureError, CaptureErrorKind, Reply,
 };
-use crate::canonical::{compact, rest, Message, Opaque, Part, Reasoning, Role, ToolCall};
+use crate::canonical::{rest, Message, Part, Role};
 use crate::eventstream::Frame;
 
 /// The padding field of stream payloads.
 const PADDING: &str = "p";
+
+/// The `type` newer models give a client `toolUse` in responses.
+const CLIENT_TOOL_USE: &str = "tool_use";
 
 pub(crate) fn read_response(o: &Map<String, Value>) -> Result<Reply, String> {
     let Some(output) = o.get("output").and_then(Value::as_object) else {
@@ -61,71 +66,18 @@ pub(crate) fn read_response(o: &Map<String, Value>) -> Result<Reply, String> {
     })
 }
 
-/// A response content block as a part.
-///
-/// Mirrors what a Converse request reader makes of the same block, so that the
-/// message reads back as captured.
+/// A response content block as a part: the request reader's part (so a captured
+/// message reads back as the request that sends it again), less the response-only
+/// `"type": "tool_use"` of a client `toolUse`, which clients drop when they send the
+/// turn back.
 pub(crate) fn read_block(v: &Value) -> Part {
-    let opaque = || {
-        Part::Opaque(Opaque {
-            value: v.clone(),
-            form: None,
-        })
-    };
-    let Some(o) = v.as_object().filter(|o| o.len() == 1) else {
-        return opaque();
-    };
-    let Some((key, inner)) = o.iter().next() else {
-        return opaque();
-    };
-    let s = |k: &str| inner.get(k).and_then(Value::as_str).map(str::to_string);
-    match key.as_str() {
-        "text" => match inner {
-            Value::String(t) => Part::text(t.clone()),
-            _ => opaque(),
-        },
-        "toolUse" => {
-            let ty = s("type");
-            let client = matches!(ty.as_deref(), None | Some("tool_use"));
-            match (s("toolUseId"), s("name"), inner.get("input")) {
-                (Some(id), Some(name), Some(input)) if client => Part::ToolCall(ToolCall {
-                    id: Some(id),
-                    name,
-                    arguments: compact(input),
-                    extra: inner
-                        .as_object()
-                        .map(|c| rest(c, &["toolUseId", "name", "input", "type"]))
-                        .unwrap_or_default(),
-                    ..ToolCall::default()
-                }),
-                _ => opaque(),
-            }
+    let mut part = super::canonical::read_block(v);
+    if let Part::ToolCall(c) = &mut part {
+        if c.extra.get("type").and_then(Value::as_str) == Some(CLIENT_TOOL_USE) {
+            c.extra.shift_remove("type");
         }
-        "reasoningContent" => {
-            if let Some(r) = inner.get("reasoningText").and_then(Value::as_object) {
-                let Some(text) = r.get("text").and_then(Value::as_str) else {
-                    return opaque();
-                };
-                let signature = r.get("signature").and_then(Value::as_str);
-                return Part::Reasoning(Reasoning {
-                    text: Some(text.to_string()),
-                    signature: signature.map(str::to_string),
-                    extra: rest(r, &["text", "signature"]),
-                    ..Reasoning::default()
-                });
-            }
-            match inner.get("redactedContent").and_then(Value::as_str) {
-                Some(data) if inner.as_object().is_some_and(|r| r.len() == 1) => {
-                    Part::Reasoning(Reasoning {
-                        encrypted: Some(data.to_string()),
-                        ..Reasoning::default()
-                    })
-                }
-                _ => opaque(),
-            }
-        }
-        _ => opaque(),
     }
+    part
 }
 
 /// What a block's deltas say it is.
@@ -453,5 +405,73 @@ fn finish_block(b: Block) -> Value {
             r.insert("content".into(), Value::Array(b.tool_result));
             obj("toolResult", Value::Object(r))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::canonical::Conversation;
+    use crate::Dialect;
+    use serde_json::json;
+
+    /// A response's blocks read as the request that sends the message back reads them:
+    /// the one difference is the response-only `type` of a client `toolUse`.
+    #[test]
+    fn a_captured_message_has_the_parts_of_the_request_that_sends_it_back() {
+        let content = json!([
+            {"reasoningContent": {"reasoningText": {"text": "hm", "signature": "EqQB"}}},
+            {"reasoningContent": {"reasoningText": {"text": "t", "signature": 1}}},
+            {"reasoningContent": {"redactedContent": "RXU4"}},
+            {"text": "look"},
+            {"image": {"format": "png", "source": {"bytes": "iVBO"}}},
+            {"toolUse": {"toolUseId": "tooluse_1", "name": "f", "input": {"x": 1}, "type": "tool_use"}},
+            {"toolUse": {"toolUseId": "tooluse_2", "name": "g", "input": {}}},
+            {"toolUse": {"toolUseId": "x", "name": "n", "input": {}, "type": "server_tool_use"}},
+            {"toolResult": {"toolUseId": "x", "content": [], "type": "nova_code_interpreter_result"}},
+            {"citationsContent": {"content": [{"text": "a"}], "citations": []}}]);
+        let response = json!({"output": {"message": {"role": "assistant", "content": content}},
+            "stopReason": "tool_use"});
+        let Value::Object(o) = response else {
+            unreachable!("an object literal")
+        };
+        let captured = read_response(&o).unwrap().messages.remove(0);
+        let mut sent = content.clone();
+        sent[5]["toolUse"]
+            .as_object_mut()
+            .map(|u| u.shift_remove("type"));
+        let read = Conversation::from_request(
+            Dialect::BedrockConverse,
+            &json!({"messages": [{"role": "assistant", "content": sent}]}),
+        )
+        .unwrap()
+        .messages
+        .remove(0);
+        assert_eq!(captured.parts, read.parts);
+        let kinds: Vec<&str> = captured.parts.iter().map(Part::kind).collect();
+        assert_eq!(
+            kinds,
+            [
+                "reasoning",
+                "opaque",
+                "reasoning",
+                "text",
+                "image",
+                "tool_call",
+                "tool_call",
+                "opaque",
+                "opaque",
+                "opaque"
+            ]
+        );
+        // And the message goes back as the request form: the `type` is gone.
+        let back = Conversation {
+            dialect: Some(Dialect::BedrockConverse),
+            messages: vec![captured],
+            ..Conversation::default()
+        }
+        .to_request(Dialect::BedrockConverse)
+        .unwrap();
+        assert_eq!(back["messages"][0]["content"], sent);
     }
 }
