@@ -6,10 +6,10 @@
 use std::collections::HashMap;
 use std::io;
 
-use mend::{Analysis, CheckOptions, Report, Rule, Violation};
+use mend::{Analysis, Report, Rule, Violation};
 use serde_json::{json, Map, Value};
 
-use crate::input::{self, BadInput, Source};
+use crate::input::{self, BadInput, Given, Source};
 use crate::printer::Printer;
 use crate::style::Palette;
 use crate::Status;
@@ -19,7 +19,7 @@ pub fn run(
     args: &[String],
     jsonl: bool,
     json: bool,
-    opts: &CheckOptions,
+    opts: &Given,
     printer: &mut Printer,
 ) -> io::Result<Status> {
     let inputs = input::expand(args, if jsonl { "jsonl" } else { "json" });
@@ -75,7 +75,7 @@ impl Run {
         label: &str,
         source: &Source,
         jsonl: bool,
-        opts: &CheckOptions,
+        opts: &Given,
         printer: &mut Printer,
     ) -> io::Result<()> {
         let bytes = match source.read() {
@@ -103,7 +103,7 @@ impl Run {
         file: &str,
         line: Option<usize>,
         bytes: Result<&[u8], BadInput>,
-        opts: &CheckOptions,
+        opts: &Given,
         printer: &mut Printer,
     ) -> io::Result<()> {
         let body_label = input::body_label(file, line);
@@ -140,7 +140,7 @@ impl Run {
 }
 
 /// Parse and check one body; bad input when it cannot be checked at all.
-fn verdict(bytes: &[u8], opts: &CheckOptions) -> Result<Report, BadInput> {
+fn verdict(bytes: &[u8], opts: &Given) -> Result<Report, BadInput> {
     let body = input::parse(bytes)?;
     let analysis = input::analyze(&body, opts)?;
     Ok(Analysis::into_report(analysis))

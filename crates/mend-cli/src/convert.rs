@@ -10,6 +10,7 @@ use mend::{CheckOptions, Dialect, Profile};
 use serde_json::json;
 
 use crate::fix::{pretty, read_one, render_like};
+use crate::input::Given;
 use crate::printer::Printer;
 use crate::{usage_error, Status};
 
@@ -38,6 +39,16 @@ pub struct ConvertArgs {
     /// body, and to pick the target's rules (Converse: Claude's `top_k`, the first turn)
     #[arg(long, value_name = "MODEL")]
     model: Option<String>,
+    /// The source's model, when its body does not say (a Converse or Gemini body names
+    /// none): the source repair follows its rules (a Claude history may open with the
+    /// assistant), and the target's model is taken from it (a Bedrock Claude id as
+    /// Anthropic names it)
+    #[arg(long, value_name = "MODEL")]
+    source_model: Option<String>,
+    /// Convert from --from even when the body is unambiguously another dialect; what
+    /// --from cannot read of it is reported lost (without it, that is bad input)
+    #[arg(long)]
+    force: bool,
     /// The token limit to write when the target requires one and the source has none
     #[arg(long, value_name = "TOKENS")]
     max_tokens: Option<u64>,
@@ -99,16 +110,20 @@ pub fn run(args: &ConvertArgs, printer: &mut Printer) -> io::Result<Status> {
         Ok(p) => p,
         Err(why) => return Ok(usage_error(&why, printer)),
     };
-    let source_opts = CheckOptions {
-        dialect: from,
-        provider: args.source_provider.clone(),
-        ..CheckOptions::default()
+    let source_opts = Given {
+        check: CheckOptions {
+            dialect: from,
+            provider: args.source_provider.clone(),
+            model: args.source_model.clone(),
+            ..CheckOptions::default()
+        },
+        force: args.force,
     };
     let (label, bytes, body) = match read_one(&args.input, &source_opts, printer) {
         Ok(x) => x,
         Err(s) => return Ok(s),
     };
-    let from = match mend::resolve_dialect(&body, &source_opts) {
+    let from = match mend::resolve_dialect(&body, &source_opts.check) {
         Ok(d) => d,
         Err(e) => {
             printer.bad_input(&label, &e);
@@ -119,10 +134,12 @@ pub fn run(args: &ConvertArgs, printer: &mut Printer) -> io::Result<Status> {
         provider: args.provider.clone(),
         source_provider: args.source_provider.clone(),
         model: args.model.clone(),
+        source_model: args.source_model.clone(),
         max_tokens: args.max_tokens,
         missing_result,
         orphan_result,
         no_repair: args.no_repair,
+        force: args.force,
     };
     let out = match convert(&body, from, to, &opts) {
         Ok(o) => o,
@@ -196,12 +213,14 @@ pub fn run(args: &ConvertArgs, printer: &mut Printer) -> io::Result<Status> {
         )
     };
     printer.err_line(&format!(
-        "mend: {label}: {} -> {}: {} lost, {} added, {} moved, {} repair edit(s); {verdict}",
+        "mend: {label}: {} -> {}: {} lost, {} added, {} moved, {} changed, {} missing, {} repair edit(s); {verdict}",
         out.from,
         out.to,
         count(NoteKind::Lost),
         count(NoteKind::Added),
         count(NoteKind::Moved),
+        count(NoteKind::Changed),
+        count(NoteKind::Missing),
         out.edits.len()
     ));
     Ok(status)

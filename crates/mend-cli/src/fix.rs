@@ -7,17 +7,16 @@ use std::io;
 
 use mend::repair::{repair, MissingResult, OrphanResult, RepairOptions};
 use mend::trim::{trim, TrimOptions};
-use mend::CheckOptions;
 use serde_json::{json, Value};
 
-use crate::input::{self, BadInput, Source};
+use crate::input::{self, BadInput, Given, Source};
 use crate::printer::Printer;
 use crate::Status;
 
 /// Read, parse and vet one body for a command that rewrites it.
 pub(crate) fn read_one(
     arg: &str,
-    opts: &CheckOptions,
+    opts: &Given,
     printer: &mut Printer,
 ) -> Result<(String, Vec<u8>, Value), Status> {
     let source =
@@ -82,7 +81,7 @@ pub(crate) fn policies(
 /// `mend repair`.
 pub fn run_repair(
     arg: &str,
-    opts: &CheckOptions,
+    opts: &Given,
     missing: &str,
     orphan: &str,
     synthesized_text: Option<&str>,
@@ -101,7 +100,7 @@ pub fn run_repair(
         Err(s) => return Ok(s),
     };
     let ropts = RepairOptions {
-        check: opts.clone(),
+        check: opts.check.clone(),
         missing_result,
         orphan_result,
         synthesized_text: synthesized_text.map(str::to_string),
@@ -165,7 +164,7 @@ pub fn run_repair(
 /// `mend trim`.
 pub fn run_trim(
     arg: &str,
-    opts: &CheckOptions,
+    opts: &Given,
     budget: usize,
     keep_last: usize,
     protect: usize,
@@ -177,7 +176,7 @@ pub fn run_trim(
         Err(s) => return Ok(s),
     };
     let topts = TrimOptions {
-        check: opts.clone(),
+        check: opts.check.clone(),
         budget,
         keep_last,
         protect,

@@ -199,12 +199,28 @@ pub fn parse(bytes: &[u8]) -> Result<Value, BadInput> {
     })
 }
 
+/// What a command was told to read its bodies as: the library's options, and whether a
+/// dialect given (`--dialect`, `--from`) is taken even where the body reads
+/// unambiguously as another (`--force`). Without `--force` that is bad input naming both:
+/// the one place every command holds a given dialect against the body.
+#[derive(Debug, Clone, Default)]
+pub struct Given {
+    /// The options of the check.
+    pub check: CheckOptions,
+    /// Read as the given dialect whatever the body looks like.
+    pub force: bool,
+}
+
 /// Run the rules over a parsed body. A body whose dialect cannot be told, whose
 /// provider does not fit, or that has no history at all (not an object, or no history
 /// key: a `malformed` finding at the body itself) is bad input, not a verdict. A history
 /// key of the wrong type (`"messages": {...}`) is a body of the dialect with a broken
 /// history: its `malformed` finding is reported like any other.
-pub fn analyze<'a>(body: &'a Value, opts: &'a CheckOptions) -> Result<Analysis<'a>, BadInput> {
+pub fn analyze<'a>(body: &'a Value, given: &'a Given) -> Result<Analysis<'a>, BadInput> {
+    let opts = &given.check;
+    if let (Some(d), false) = (opts.dialect, given.force) {
+        mend::confirm_dialect(body, d).map_err(|e| BadInput::new(e.to_string()))?;
+    }
     let analysis = mend::analyze(body, opts).map_err(|e| match e {
         mend::Error::Parse(p) => BadInput {
             position: (p.line > 0).then_some((p.line, p.column)),

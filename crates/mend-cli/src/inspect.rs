@@ -9,22 +9,17 @@ use std::collections::HashMap;
 use std::io;
 
 use mend::chain::{Chain, NodeKind};
-use mend::{Analysis, CheckOptions, Dialect, Violation};
+use mend::{Analysis, Dialect, Violation};
 use serde_json::{json, Value};
 
 use crate::check::{shown_path, violation_line, violations_json};
-use crate::input::{self, BadInput, Source};
+use crate::input::{self, BadInput, Given, Source};
 use crate::printer::Printer;
 use crate::style::Palette;
 use crate::Status;
 
 /// Inspect one body.
-pub fn run(
-    arg: &str,
-    as_json: bool,
-    opts: &CheckOptions,
-    printer: &mut Printer,
-) -> io::Result<Status> {
+pub fn run(arg: &str, as_json: bool, opts: &Given, printer: &mut Printer) -> io::Result<Status> {
     let source = match Source::one_file(arg, "a folder; inspect reads one body (try `mend check`)")
     {
         Ok(s) => s,

@@ -25,6 +25,7 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 use mend::{CheckOptions, Dialect, Profile};
 
+use crate::input::Given;
 use crate::printer::Printer;
 
 /// mimalloc for the whole binary: `mend serve` parses every request body into a JSON
@@ -212,9 +213,13 @@ enum Command {
 /// What to read bodies as; shared by check and inspect.
 #[derive(Debug, Args)]
 struct Target {
-    /// Dialect: auto, openai_chat, openai_responses, anthropic or gemini
+    /// Dialect: auto, openai_chat, openai_responses, anthropic, gemini or bedrock_converse
     #[arg(long, value_name = "DIALECT", default_value = "auto")]
     dialect: String,
+    /// Read the body as --dialect says even when it is unambiguously another dialect
+    /// (without it, that is bad input naming both)
+    #[arg(long)]
+    force: bool,
     /// Provider profile (see `mend providers`); default: the dialect's own, or the one the model names
     #[arg(long, value_name = "PROVIDER")]
     provider: Option<String>,
@@ -225,7 +230,7 @@ struct Target {
 
 impl Target {
     /// The library options, or why the command line is wrong.
-    fn options(&self) -> Result<CheckOptions, String> {
+    fn options(&self) -> Result<Given, String> {
         let dialect = match self.dialect.as_str() {
             "auto" => None,
             d => Some(d.parse::<Dialect>().map_err(|_| {
@@ -243,11 +248,14 @@ impl Target {
                 ));
             }
         }
-        Ok(CheckOptions {
-            dialect,
-            provider: self.provider.clone(),
-            model: self.model.clone(),
-            endpoint: None,
+        Ok(Given {
+            check: CheckOptions {
+                dialect,
+                provider: self.provider.clone(),
+                model: self.model.clone(),
+                endpoint: None,
+            },
+            force: self.force,
         })
     }
 }

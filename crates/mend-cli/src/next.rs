@@ -15,12 +15,11 @@ use std::io;
 
 use clap::Args;
 use mend::next::{next_request, read_reply, NextError, NextOptions, ToolOutput};
-use mend::CheckOptions;
 use serde_json::json;
 
 use crate::check::{shown_path, violations_json};
 use crate::fix::render_like;
-use crate::input::{self, Source};
+use crate::input::{self, Given, Source};
 use crate::printer::Printer;
 use crate::{Status, Target};
 
@@ -95,7 +94,7 @@ pub fn run(args: NextArgs, printer: &mut Printer) -> io::Result<Status> {
 /// Everything after the command line is known good; `Err` is a status already reported.
 fn build(
     args: &NextArgs,
-    opts: &CheckOptions,
+    opts: &Given,
     printer: &mut Printer,
 ) -> Result<io::Result<Status>, Status> {
     let bad = |printer: &mut Printer, label: &str, what: &dyn std::fmt::Display| {
@@ -142,9 +141,9 @@ fn build(
         bad(printer, label, &e)
     })?;
 
-    let copts = CheckOptions {
+    let copts = mend::CheckOptions {
         dialect: Some(dialect),
-        ..opts.clone()
+        ..opts.check.clone()
     };
     let report = mend::check_value(&next.body, &copts).map_err(|e| bad(printer, &req_label, &e))?;
     let status = if report.valid() && next.unanswered.is_empty() {

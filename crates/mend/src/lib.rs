@@ -19,6 +19,7 @@
 //! | [`next_request`] | the next request after a response (JSON or SSE) and tool results | [`NextOptions`] | [`next::Next`] |
 //! | [`read_response`], [`read_stream`], [`StreamCapture`] | a response or stream as canonical messages | | [`Message`]s |
 //! | [`Rule::spec`] | the rule catalog: texts, repair, doc, example | | [`RuleSpec`] |
+//! | [`detect_dialect`], [`confirm_dialect`] | the dialect a body reads as; a given one held against it | | [`Dialect`], [`Error::Contradicted`] |
 //!
 //! The modules hold the rest of each part's types. The engine's internals (the dialect
 //! readers, the SSE splitter) are private; [`chain`], [`groups`] and [`canonical`] are
@@ -100,6 +101,14 @@ pub enum Error {
         name: String,
         /// The known names.
         known: String,
+    },
+    /// The dialect given contradicts the body, which reads unambiguously as another.
+    #[error("the body reads as {detected}, not as {given} as given: give its dialect, or force reading it as {given} (--force), which loses what {given} cannot read")]
+    Contradicted {
+        /// The dialect given.
+        given: Dialect,
+        /// The dialect the body reads as.
+        detected: Dialect,
     },
     /// The provider profile does not refine this dialect.
     #[error("provider '{provider}' does not serve the {dialect} dialect")]
@@ -246,6 +255,29 @@ pub fn resolve_dialect(body: &Value, opts: &CheckOptions) -> Result<Dialect, Err
         return Ok(d);
     }
     dialect::detect(body).map_err(Error::Undetected)
+}
+
+/// Hold a dialect a caller gives against the body's: an error when the body reads
+/// unambiguously as another dialect (a body that fits several, or none, contradicts
+/// nothing). Every command of the CLI that takes a dialect asks this before reading;
+/// [`CheckOptions::dialect`] itself is taken as it is (a gateway knows the dialect from
+/// the endpoint).
+///
+/// ```
+/// use mend::{confirm_dialect, Dialect, Error};
+/// let gemini = serde_json::json!({"contents": [{"role": "user", "parts": [{"text": "hi"}]}]});
+/// assert!(confirm_dialect(&gemini, Dialect::Gemini).is_ok());
+/// assert!(matches!(confirm_dialect(&gemini, Dialect::OpenAiChat),
+///     Err(Error::Contradicted { given: Dialect::OpenAiChat, detected: Dialect::Gemini })));
+/// // A plain text history with max_tokens fits chat and Anthropic alike: no contradiction.
+/// let plain = serde_json::json!({"max_tokens": 9, "messages": [{"role": "user", "content": "hi"}]});
+/// assert!(confirm_dialect(&plain, Dialect::Anthropic).is_ok());
+/// ```
+pub fn confirm_dialect(body: &Value, given: Dialect) -> Result<(), Error> {
+    match dialect::detect(body) {
+        Ok(detected) if detected != given => Err(Error::Contradicted { given, detected }),
+        _ => Ok(()),
+    }
 }
 
 /// Pick the provider profile for a dialect under the options.

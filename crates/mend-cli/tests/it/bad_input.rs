@@ -102,7 +102,12 @@ fn an_array_or_a_string_is_no_request() {
 
 #[test]
 fn an_undetectable_dialect_says_which_were_possible() {
-    let why = one_bad(br#"{"messages": [{"role": "user", "content": "hi"}]}"#, &[]);
+    // No sign of either dialect, and `max_tokens`, which Anthropic requires and chat
+    // takes.
+    let why = one_bad(
+        br#"{"max_tokens": 9, "messages": [{"role": "user", "content": "hi"}]}"#,
+        &[],
+    );
     assert!(why.contains("openai_chat, anthropic"), "{why}");
     assert!(why.contains("--dialect"), "{why}");
     let why = one_bad(br#"{"model": "x"}"#, &[]);

@@ -44,7 +44,10 @@ fn losses_are_reported_with_their_source_pointers() {
         r.stderr
     );
     assert!(
-        r.stderr.contains("1 lost, 0 added, 0 moved"),
+        // The signature, and the Claude model, which would make a chat body read as
+        // Anthropic (so no model is known for chat: give --model).
+        r.stderr
+            .contains("2 lost, 0 added, 0 moved, 0 changed, 1 missing"),
         "{}",
         r.stderr
     );
@@ -136,7 +139,9 @@ fn bad_input_and_usage_exit_2_with_one_clear_line() {
     let wrong_from = run(&["convert", "--from", "gemini", "--to", "anthropic", VALID]);
     assert_eq!(wrong_from.code, 2, "{wrong_from:?}");
     assert!(
-        wrong_from.stderr.contains("contents"),
+        wrong_from
+            .stderr
+            .contains("reads as anthropic, not as gemini as given"),
         "{}",
         wrong_from.stderr
     );

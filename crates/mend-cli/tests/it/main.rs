@@ -6,6 +6,7 @@ mod check;
 mod commands;
 mod convert;
 mod fix;
+mod forced;
 mod inspect;
 mod next;
 mod store;

@@ -7,8 +7,12 @@
 //!                                                                         repair(target) ─▶ check
 //! ```
 //!
+//! 0. A source dialect the body contradicts (it reads unambiguously as another) is an
+//!    error, unless [`ConvertOptions::force`]: then a loss, and what the given dialect
+//!    cannot read of the body is reported lost like any other part.
 //! 1. A source history that breaks its own dialect's rules is repaired first, in that
-//!    dialect, so that the conversion starts from what the source provider would accept.
+//!    dialect (under [`ConvertOptions::source_model`] when its body names no model), so
+//!    that the conversion starts from what the source provider would accept.
 //! 2. The body is read into the canonical model and every part is carried to what the
 //!    target can hold. What it cannot (a signature from another provider, encrypted
 //!    reasoning, a server tool block, a provider item id, a wire field with no
@@ -26,8 +30,13 @@
 //!    `[a-zA-Z0-9_-]`, 1 to 64 characters) are rewritten, alike in calls and results, and
 //!    said in a note.
 //! 4. Top-level settings are mapped field by field (tools, tool choice, token limit,
-//!    sampling, stop sequences, stream, Claude's thinking); see [`settings`]. The model
-//!    of a target that takes it in the URL (Gemini, Converse) is said in a note. A
+//!    sampling, stop sequences, stream, answer format, thinking budgets and levels); see
+//!    [`settings`]. The model of a target that takes it in the URL (Gemini, Converse) is
+//!    said in a note. The model of one that takes it in the body is `--model`'s, else the
+//!    source's as the target names it (`model.rs`: a Bedrock or Vertex Claude id becomes
+//!    Anthropic's), never one that would make the body read as another dialect (a Claude
+//!    model in a chat body); when none is left, a note of kind [`NoteKind::Missing`]
+//!    asks for it, since nothing else may tell the body's dialect. A
 //!    Converse target whose history holds tool blocks but that declares no function tool
 //!    is not given invented tools: its check reports `tools-undeclared`.
 //! 5. The target body is repaired under the target's provider profile: call ids are
@@ -61,8 +70,11 @@ use crate::violation::{Severity, Violation};
 use crate::{CheckOptions, Dialect, Error, Profile};
 
 mod messages;
+mod model;
 mod paths;
 pub mod settings;
+
+pub use model::anthropic_model_name;
 
 /// What to convert to, and how.
 #[derive(Debug, Clone, Default)]
@@ -73,8 +85,14 @@ pub struct ConvertOptions {
     pub provider: Option<String>,
     /// The source's provider profile, for the source repair. Default: as for check.
     pub source_provider: Option<String>,
-    /// The target model. Default: the source's `model`.
+    /// The target model, written as it is. Default: the source's model as the target's
+    /// provider names it (a Bedrock or Vertex Claude id becomes Anthropic's), unless it
+    /// would make the target body read as another dialect (see `model.rs`).
     pub model: Option<String>,
+    /// The source's model, when its body does not say (a Converse or Gemini body names
+    /// none: it is in the URL): the source repair's rules follow it, and it is the
+    /// target's default model. A `model` in the source body is overridden.
+    pub source_model: Option<String>,
     /// The token limit to write when the target requires one and the source has none
     /// (Anthropic's `max_tokens`). Default: [`settings::DEFAULT_MAX_TOKENS`].
     pub max_tokens: Option<u64>,
@@ -86,6 +104,9 @@ pub struct ConvertOptions {
     /// reports what the source broke (for a store rendering what it holds, or a
     /// validation that must see the violations).
     pub no_repair: bool,
+    /// Convert from `from` even when the body reads unambiguously as another dialect;
+    /// what `from` cannot read of it is reported lost. Without it that is an error.
+    pub force: bool,
 }
 
 /// What a note says happened.
@@ -98,6 +119,12 @@ pub enum NoteKind {
     Added,
     /// Carried, but to another place or form (a system message moved to the top).
     Moved,
+    /// Carried with another value, because the target constrains it (a thinking budget
+    /// raised to Anthropic's minimum, a Bedrock model id under Anthropic's name).
+    Changed,
+    /// The target needs it and the conversion cannot say it: the caller must (the model
+    /// of a target that takes it in the body).
+    Missing,
 }
 
 impl NoteKind {
@@ -107,6 +134,8 @@ impl NoteKind {
             NoteKind::Lost => "lost",
             NoteKind::Added => "added",
             NoteKind::Moved => "moved",
+            NoteKind::Changed => "changed",
+            NoteKind::Missing => "missing",
         }
     }
 }
@@ -114,11 +143,12 @@ impl NoteKind {
 /// One thing the conversion could not carry as it was.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Note {
-    /// Lost, added or moved.
+    /// Lost, added, moved, changed or missing.
     pub kind: NoteKind,
     /// A stable slug of what: `signature`, `reasoning`, `encrypted-reasoning`,
     /// `item-id`, `opaque-part`, `verbatim-item`, `field`, `is-error`, `media`, `tool`,
-    /// `setting`, `system`, `max-tokens`, `model`, `call-id`.
+    /// `setting`, `system`, `max-tokens`, `model`, `call-id`, `thinking`,
+    /// `response-format`, `dialect`.
     pub what: &'static str,
     /// JSON pointer in the source body (for `added`, in the target body).
     pub path: String,
@@ -274,8 +304,34 @@ pub fn convert(
     to: Dialect,
     opts: &ConvertOptions,
 ) -> Result<Converted, ConvertError> {
-    let source_model = body.get("model").and_then(Value::as_str);
-    let model = opts.model.as_deref().or(source_model);
+    let mut notes = Vec::new();
+    if let Err(Error::Contradicted { detected, .. }) = crate::confirm_dialect(body, from) {
+        if !opts.force {
+            return Err(Error::Contradicted {
+                given: from,
+                detected,
+            }
+            .into());
+        }
+        notes.push(Note::new(
+            NoteKind::Lost,
+            "dialect",
+            String::new(),
+            format!(
+                "the body reads as {detected} and was converted as {from} (forced): what {from} cannot read of it is lost"
+            ),
+        ));
+    }
+    let source_model = opts
+        .source_model
+        .as_deref()
+        .or_else(|| body.get("model").and_then(Value::as_str));
+    let model = if from == to {
+        opts.model.as_deref().or(source_model).map(str::to_string)
+    } else {
+        model::target_model(opts.model.as_deref(), source_model, to, &mut notes)
+    };
+    let model = model.as_deref();
     let profile = target_profile(to, model, opts.provider.as_deref())?;
     let mut edits = Vec::new();
 
@@ -311,13 +367,12 @@ pub fn convert(
     };
 
     // 2-4. Carried, reshaped and written.
-    let (converted, notes) = if from == to {
-        (source, Vec::new())
+    let converted = if from == to {
+        source
     } else {
         let conv = Conversation::from_request(from, &source)?;
-        let mut notes = Vec::new();
         let shaped = messages::carry(&source, &conv, from, to, profile, &mut notes);
-        let request = settings::convert_settings(&conv, from, to, opts, profile, &mut notes);
+        let request = settings::convert_settings(&conv, from, to, opts, model, profile, &mut notes);
         let out = Conversation {
             dialect: None,
             form: None,
@@ -336,7 +391,7 @@ pub fn convert(
         if to == Dialect::OpenAiChat {
             plain_text_as_string(&mut written);
         }
-        (written, notes)
+        written
     };
 
     // 5. The target, under its profile.

@@ -13,17 +13,30 @@
 //! | parallel calls | `parallel_tool_calls` | `parallel_tool_calls` | `tool_choice.disable_parallel_tool_use` | none | none |
 //! | end user | `user` | `user` | `metadata.user_id` | none | none |
 //! | reasoning effort | `reasoning_effort` | `reasoning.effort` | none | none | gpt-oss's `additionalModelRequestFields.reasoning_effort` |
-//! | thinking | none | none | `thinking` | none | Claude's `additionalModelRequestFields.thinking` |
+//! | thinking | none | none | `thinking` | `generationConfig.thinkingConfig.thinkingBudget` (0 off, -1 dynamic), `includeThoughts` | Claude's `additionalModelRequestFields.thinking` |
+//! | thinking level | `reasoning_effort` | `reasoning.effort` | none | Gemini 3's `generationConfig.thinkingConfig.thinkingLevel` | gpt-oss's `reasoning_effort` |
+//! | answer format | `response_format` | `text.format` | none | `generationConfig.responseMimeType` with `responseSchema` or `responseJsonSchema` | none |
 //! | seed, penalties | `seed`, `presence_penalty`, `frequency_penalty` | none | none | `generationConfig.seed`, `presencePenalty`, `frequencyPenalty` | none |
 //!
 //! Every other field, and every tool that is not a function (web search, code
 //! execution, computer use...), is reported as lost.
 //!
+//! Thinking crosses between Anthropic (and Converse's Claude) and Gemini as a budget:
+//! Anthropic's `enabled` budget is Gemini's `thinkingBudget` (with `includeThoughts`, as
+//! Anthropic returns its thinking), `disabled` is 0, `adaptive` is -1. The other way,
+//! Claude's constraints are kept and every change said in a `changed` note: a budget
+//! under 1024 is raised to 1024, a `max_tokens` not above the budget is raised to the
+//! budget plus that limit (both allowances kept), and Gemini's dynamic -1, which Claude
+//! has no equivalent of unless adaptive, becomes the minimum budget of 1024. Gemini
+//! 2.5's ranges (Pro 128 to 32768 and never off, Flash up to 24576, Flash-Lite 512 to
+//! 24576) clamp a budget written for a model known to be one of them. Gemini 3's
+//! `thinkingLevel` is the reasoning effort (`minimal`, `low`, `medium`, `high`).
+//!
 //! This module holds the neutral `Settings` and the driver; each dialect's reader and
 //! writer of them is in its folder (`dialect/<d>/settings.rs`; OpenAI chat and Responses
 //! share one, in `dialect/openai_chat/settings.rs`).
 
-use serde_json::{Map, Value};
+use serde_json::{json, Map, Value};
 
 use super::{ConvertOptions, Note, NoteKind};
 use crate::canonical::{Conversation, Extra};
@@ -72,12 +85,75 @@ pub(crate) struct Settings {
     pub(crate) seed: Option<Value>,
     pub(crate) presence_penalty: Option<Value>,
     pub(crate) frequency_penalty: Option<Value>,
-    /// OpenAI's reasoning effort (`low`, `medium`, `high`...).
+    /// OpenAI's reasoning effort (`low`, `medium`, `high`...), Gemini 3's thinking level.
     pub(crate) effort: Option<Value>,
-    /// Claude's extended thinking, as Anthropic's `thinking` object (`{"type": "enabled",
-    /// "budget_tokens": N}`, `adaptive`, `disabled`), which Converse passes on as it is.
-    pub(crate) thinking: Option<Value>,
+    /// The thinking budget: Claude's extended thinking, Gemini's `thinkingConfig`.
+    pub(crate) thinking: Option<Thinking>,
+    /// Gemini's `thinkingConfig.includeThoughts`.
+    pub(crate) include_thoughts: Option<bool>,
+    /// The form of the answer: chat's `response_format`, Responses' `text.format`,
+    /// Gemini's `responseMimeType` with its schema.
+    pub(crate) format: Option<Format>,
 }
+
+/// How much the model may think before it answers.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Thinking {
+    /// Anthropic's `thinking` object as given (Converse's Claude passes it on as it is):
+    /// `{"type": "enabled", "budget_tokens": N}`, `adaptive`, `disabled`.
+    Claude(Value),
+    /// A budget in tokens (Gemini's `thinkingBudget` above 0).
+    Budget(u64),
+    /// No thinking (Gemini's `thinkingBudget: 0`).
+    Off,
+    /// The model decides how much (Gemini's `thinkingBudget: -1`).
+    Dynamic,
+}
+
+impl Thinking {
+    /// The same as Anthropic's `enabled` budget, `disabled`, `adaptive` (Dynamic), or
+    /// None for an object of another shape.
+    pub(crate) fn neutral(&self) -> Option<Thinking> {
+        let Thinking::Claude(v) = self else {
+            return Some(self.clone());
+        };
+        let o = v.as_object()?;
+        let known = o.keys().all(|k| k == "type" || k == "budget_tokens");
+        match (
+            o.get("type").and_then(Value::as_str),
+            o.get("budget_tokens"),
+        ) {
+            (Some("enabled"), Some(b)) if known => b.as_u64().map(Thinking::Budget),
+            (Some("disabled"), None) if known => Some(Thinking::Off),
+            (Some("adaptive"), None) if known => Some(Thinking::Dynamic),
+            _ => None,
+        }
+    }
+}
+
+/// The form the answer must take.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Format {
+    /// Free text (the default everywhere).
+    Text,
+    /// Any JSON object.
+    JsonObject,
+    /// JSON matching a schema.
+    JsonSchema(Box<Schema>),
+}
+
+/// A JSON schema the answer must match, with OpenAI's name and strictness.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Schema {
+    pub(crate) name: Option<Value>,
+    pub(crate) description: Option<Value>,
+    pub(crate) schema: Option<Value>,
+    pub(crate) strict: Option<Value>,
+}
+
+/// Anthropic's smallest thinking budget ("budget_tokens: Input should be greater than or
+/// equal to 1024").
+pub const CLAUDE_MIN_THINKING_BUDGET: u64 = 1024;
 
 pub(crate) struct Reader<'a> {
     pub(crate) from: Dialect,
@@ -120,6 +196,7 @@ pub(crate) fn convert_settings(
     from: Dialect,
     to: Dialect,
     opts: &ConvertOptions,
+    model: Option<&str>,
     profile: &Profile,
     notes: &mut Vec<Note>,
 ) -> Extra {
@@ -130,9 +207,8 @@ pub(crate) fn convert_settings(
         Dialect::Gemini => gemini::read(&conv.request, &mut r),
         Dialect::BedrockConverse => converse::read(&conv.request, &mut r),
     };
-    if let Some(m) = &opts.model {
-        s.model = Some(Value::String(m.clone()));
-    }
+    // The target's model, resolved by `model.rs` (the source's may not be carried).
+    s.model = model.map(|m| Value::String(m.to_string()));
     let mut w = Writer {
         out: Map::new(),
         from,
@@ -176,6 +252,107 @@ impl Writer<'_> {
         }
     }
 
+    /// A value written otherwise than the source said, because the target constrains it.
+    pub(crate) fn changed(&mut self, what: &'static str, path: &str, detail: String) {
+        self.notes
+            .push(Note::new(NoteKind::Changed, what, path.to_string(), detail));
+    }
+
+    /// A neutral setting the target has no place for, with the detail said.
+    pub(crate) fn lost(&mut self, what: &'static str, source_key: &str, detail: String) {
+        let path = format!("/{}", source_key_path(self.from, source_key));
+        self.notes
+            .push(Note::new(NoteKind::Lost, what, path, detail));
+    }
+
+    /// The answer format, for a target with no place for it: the default (text) needs
+    /// none.
+    pub(crate) fn format_lost(&mut self, f: Option<Format>) {
+        if let Some(f @ (Format::JsonObject | Format::JsonSchema(_))) = f {
+            let kind = match f {
+                Format::JsonObject => "JSON object",
+                _ => "JSON schema",
+            };
+            let detail = format!(
+                "the {kind} answer format of {} has no equivalent in {}",
+                self.from, self.to
+            );
+            self.lost("response-format", "response_format", detail);
+        }
+    }
+
+    /// Claude's thinking for Anthropic or Converse, within Claude's constraints: the
+    /// object to write, and the token limit to write with it (raised above the budget
+    /// when it is not). Every change is noted; a thinking Claude cannot take is lost.
+    pub(crate) fn claude_thinking(
+        &mut self,
+        t: Thinking,
+        max: Option<u64>,
+    ) -> (Option<Value>, Option<u64>) {
+        let limit_path = format!("/{}", source_key_path(self.from, "max_tokens"));
+        let budget = match (&t, t.neutral()) {
+            (Thinking::Claude(v), Some(Thinking::Budget(b))) => (b, Some(v.clone())),
+            (Thinking::Claude(v), _) => return (Some(v.clone()), max),
+            (_, Some(Thinking::Budget(b))) => (b, None),
+            (_, Some(Thinking::Off)) => return (Some(json!({"type": "disabled"})), max),
+            (_, Some(Thinking::Dynamic)) => {
+                self.changed(
+                    "thinking",
+                    &format!("/{}", source_key_path(self.from, "thinking")),
+                    format!(
+                        "{}'s dynamic thinking budget (-1) has no equivalent in Claude: thinking enabled with the minimum budget, {CLAUDE_MIN_THINKING_BUDGET} tokens",
+                        self.from
+                    ),
+                );
+                (CLAUDE_MIN_THINKING_BUDGET, None)
+            }
+            (_, None | Some(Thinking::Claude(_))) => return (None, max),
+        };
+        let (mut b, given) = budget;
+        let path = format!("/{}", source_key_path(self.from, "thinking"));
+        if b < CLAUDE_MIN_THINKING_BUDGET {
+            self.changed(
+                "thinking",
+                &path,
+                format!(
+                    "the thinking budget of {b} tokens is under Claude's minimum: {CLAUDE_MIN_THINKING_BUDGET}"
+                ),
+            );
+            b = CLAUDE_MIN_THINKING_BUDGET;
+        }
+        let max = match max {
+            Some(m) if m <= b => {
+                let raised = b.saturating_add(m);
+                self.changed(
+                    "max-tokens",
+                    &limit_path,
+                    format!(
+                        "Claude's token limit must exceed the thinking budget of {b}: {m} raised to {raised} (the budget plus the limit the source gave)"
+                    ),
+                );
+                Some(raised)
+            }
+            other => other,
+        };
+        let v = match given {
+            Some(v) if v.get("budget_tokens").and_then(Value::as_u64) == Some(b) => v,
+            _ => json!({"type": "enabled", "budget_tokens": b}),
+        };
+        (Some(v), max)
+    }
+
+    /// Gemini's `includeThoughts` where thinking is Claude's, which returns the thinking
+    /// it does: `false` cannot be honoured.
+    pub(crate) fn thoughts_hidden_lost(&mut self, include: Option<bool>) {
+        if include == Some(false) {
+            let detail = format!(
+                "`includeThoughts: false`: {} returns the thinking Claude does",
+                self.to
+            );
+            self.lost("thinking", "include_thoughts", detail);
+        }
+    }
+
     /// Strict schema adherence is OpenAI's: elsewhere it is said to be lost.
     pub(crate) fn strict_lost(&mut self, name: &str, strict: Option<&Value>) {
         if strict == Some(&Value::Bool(true)) {
@@ -206,6 +383,17 @@ fn source_key_path(from: Dialect, key: &str) -> String {
         (Dialect::Gemini, "seed") => "generationConfig/seed".into(),
         (Dialect::Gemini, "presence_penalty") => "generationConfig/presencePenalty".into(),
         (Dialect::Gemini, "frequency_penalty") => "generationConfig/frequencyPenalty".into(),
+        (Dialect::Gemini, "max_tokens") => "generationConfig/maxOutputTokens".into(),
+        (Dialect::OpenAiResponses, "max_tokens") => "max_output_tokens".into(),
+        (Dialect::Gemini, "thinking") => "generationConfig/thinkingConfig/thinkingBudget".into(),
+        (Dialect::Gemini, "include_thoughts") => {
+            "generationConfig/thinkingConfig/includeThoughts".into()
+        }
+        (Dialect::Gemini, "reasoning_effort") => {
+            "generationConfig/thinkingConfig/thinkingLevel".into()
+        }
+        (Dialect::Gemini, "response_format") => "generationConfig/responseMimeType".into(),
+        (Dialect::OpenAiResponses, "response_format") => "text/format".into(),
         (Dialect::Anthropic, "stop") => "stop_sequences".into(),
         (Dialect::Anthropic, "user") => "metadata/user_id".into(),
         (Dialect::OpenAiResponses, "reasoning_effort") => "reasoning/effort".into(),

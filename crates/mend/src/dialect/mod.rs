@@ -217,6 +217,13 @@ pub fn detect(body: &Value) -> Result<Dialect, Undetected> {
         (true, false, false) => Ok(Dialect::Anthropic),
         (false, true, false) => Ok(Dialect::OpenAiChat),
         (false, false, true) => Ok(Dialect::BedrockConverse),
+        // With no sign at all, an Anthropic body is ruled out when it has no
+        // `max_tokens` (the Messages API requires it on every request, "max_tokens:
+        // Field required"; chat does not), and a Converse body when a message has
+        // content (it would be untyped blocks, a sign).
+        (false, false, false) if !obj.contains_key("max_tokens") && some_content(obj) => {
+            Ok(Dialect::OpenAiChat)
+        }
         _ => {
             // With no sign at all, a Converse body is ruled out: any content of its
             // would be an untyped block, which is a sign.
@@ -231,6 +238,18 @@ pub fn detect(body: &Value) -> Result<Dialect, Undetected> {
             ))
         }
     }
+}
+
+/// Whether some message of `messages` has content: a non-empty string or list.
+fn some_content(obj: &Map<String, Value>) -> bool {
+    let Some(Value::Array(msgs)) = obj.get("messages") else {
+        return false;
+    };
+    msgs.iter().any(|m| match m.get("content") {
+        Some(Value::String(s)) => !s.is_empty(),
+        Some(Value::Array(a)) => !a.is_empty(),
+        _ => false,
+    })
 }
 
 /// Signs of Bedrock Converse in a body with `messages`: its top-level fields, a `system`
@@ -287,9 +306,15 @@ fn messages_leaning(obj: &Map<String, Value>) -> (bool, bool) {
         Some(_) => true,
         None => false,
     };
+    // Chat APIs take a `thinking` object too (Z.ai's GLM, `{"type": "enabled"}`);
+    // Anthropic's alone has a budget or is adaptive.
+    let claude_thinking = obj.get("thinking").is_some_and(|t| {
+        t.get("budget_tokens").is_some()
+            || t.get("type").and_then(Value::as_str) == Some("adaptive")
+    });
     let mut anthropic = typed_system
         || obj.contains_key("anthropic_version")
-        || obj.contains_key("thinking")
+        || claude_thinking
         || obj.contains_key("stop_sequences")
         || obj.contains_key("anthropic_beta");
     let mut chat = obj.contains_key("n")
@@ -406,15 +431,49 @@ mod tests {
             detect(&json!({"system": "x", "messages": [{"role": "user", "content": "x"}]})),
             Ok(Dialect::Anthropic)
         );
-        assert!(matches!(
+        // No sign of either, and no `max_tokens`, which every Anthropic request has.
+        assert_eq!(
             detect(&json!({"messages": [{"role": "user", "content": "x"}]})),
+            Ok(Dialect::OpenAiChat)
+        );
+        assert_eq!(
+            detect(&json!({"messages": [{"role": "user", "content": "x"}], "max_tokens": 9})),
+            Err(Undetected::Ambiguous(vec![
+                Dialect::OpenAiChat,
+                Dialect::Anthropic
+            ]))
+        );
+        // Nothing to judge by: no content (a Converse message always has some).
+        assert!(matches!(
+            detect(&json!({"messages": [{"role": "user", "content": []}]})),
             Err(Undetected::Ambiguous(_))
         ));
+        assert!(matches!(
+            detect(&json!({"messages": {"role": "user"}})),
+            Err(Undetected::Ambiguous(_))
+        ));
+        // A sign wins over a missing `max_tokens` (a broken Anthropic body is still one).
+        assert_eq!(
+            detect(&json!({"system": "x", "messages": [{"role": "user", "content": "x"}]})),
+            Ok(Dialect::Anthropic)
+        );
         assert_eq!(
             detect(&json!([1])),
             Err(Undetected::NotAnObject("an array"))
         );
         assert_eq!(detect(&json!({"foo": 1})), Err(Undetected::NoHistory));
+    }
+
+    #[test]
+    fn a_thinking_object_is_anthropic_only_with_a_budget_or_adaptive() {
+        let user = json!([{"role": "user", "content": "x"}]);
+        let glm = json!({"model": "glm-4.7", "messages": user, "thinking": {"type": "enabled"}});
+        assert_eq!(detect(&glm), Ok(Dialect::OpenAiChat));
+        let claude = json!({"messages": user, "max_tokens": 2048,
+            "thinking": {"type": "enabled", "budget_tokens": 1024}});
+        assert_eq!(detect(&claude), Ok(Dialect::Anthropic));
+        let adaptive = json!({"messages": user, "max_tokens": 9, "thinking": {"type": "adaptive"}});
+        assert_eq!(detect(&adaptive), Ok(Dialect::Anthropic));
     }
 
     #[test]

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use mend::convert::{convert, ConvertOptions, Converted, Stage};
+use mend::convert::{convert, ConvertOptions, Converted, NoteKind, Stage};
 use mend::{CheckOptions, Dialect, Rule, Severity, Undetected};
 use serde_json::Value;
 
@@ -80,7 +80,8 @@ fn strings(v: &Value) -> Vec<String> {
         .collect()
 }
 
-/// `cases/convert/<slug>.json`: `{description, from, to, provider?, model?, body,
+/// `cases/convert/<slug>.json`: `{description, from, to, provider?, model?,
+/// source_model?, force?, body,
 /// expect: {valid, notes: ["<kind> <what> <source pointer>"], edits: ["<stage> <rule>
 /// <action> <pointer>"]}, converted}`; each must give exactly what it expects.
 #[test]
@@ -112,6 +113,8 @@ fn every_convert_case_gives_what_it_expects() {
         let opts = ConvertOptions {
             provider: case["provider"].as_str().map(str::to_string),
             model: case["model"].as_str().map(str::to_string),
+            source_model: case["source_model"].as_str().map(str::to_string),
+            force: case["force"].as_bool().unwrap_or(false),
             ..ConvertOptions::default()
         };
         let out = match convert(&case["body"], from, to, &opts) {
@@ -209,9 +212,12 @@ fn recheck(out: &Converted, model: Option<String>) -> Vec<String> {
         .collect()
 }
 
-/// Each accepted Converse request to each of the four others and back: every output
-/// checks valid for its dialect (a fresh check agrees) and is detected as that dialect
-/// from its body alone.
+/// Each accepted Converse request to each of the four others and back, given the
+/// recording's model as the source's (a Converse body names none): every output checks
+/// valid for its dialect (a fresh check agrees) and is detected as that dialect from its
+/// body alone. The only output allowed to read as chat and Anthropic alike is one whose
+/// conversion says no model is known for the target (a `missing model` note), and that
+/// one is detected once the target's model is given.
 #[test]
 fn every_accepted_converse_request_converts_to_the_four_others_and_back() {
     let Some(shared) = shared_dir() else { return };
@@ -226,20 +232,28 @@ fn every_accepted_converse_request_converts_to_the_four_others_and_back() {
     );
     let mut failures = Vec::new();
     let mut notes: BTreeMap<String, usize> = BTreeMap::new();
-    let (mut conversions, mut detected, mut ambiguous) = (0, 0, 0);
+    let (mut conversions, mut detected, mut no_model) = (0, 0, 0);
     for f in &all {
         for to in ALL.into_iter().filter(|d| *d != Dialect::BedrockConverse) {
-            // The target model is the recording's: it picks Claude's settings and rules.
-            let opts = ConvertOptions {
-                model: f.model(),
-                ..ConvertOptions::default()
-            };
             let mut body = f.body.clone();
             for (from, to) in [
                 (Dialect::BedrockConverse, to),
                 (to, Dialect::BedrockConverse),
             ] {
                 conversions += 1;
+                // The recording's model is the source's on the way out, and the target's
+                // (its URL's) on the way back.
+                let opts = if from == Dialect::BedrockConverse {
+                    ConvertOptions {
+                        source_model: f.model(),
+                        ..ConvertOptions::default()
+                    }
+                } else {
+                    ConvertOptions {
+                        model: f.model(),
+                        ..ConvertOptions::default()
+                    }
+                };
                 let out = match convert(&body, from, to, &opts) {
                     Ok(o) => o,
                     Err(e) => {
@@ -251,15 +265,29 @@ fn every_accepted_converse_request_converts_to_the_four_others_and_back() {
                 if !out.valid() {
                     failures.push(format!("{what}: {:?}\n{}", errors(&out), out.body));
                 }
-                if recheck(&out, f.model()) != errors(&out) {
+                let model = out.body["model"].as_str().map(str::to_string);
+                if recheck(&out, model.or(f.model())) != errors(&out) {
                     failures.push(format!("{what}: a fresh check disagrees"));
                 }
-                // A body with no sign of either (a plain text history, no tools) is as
-                // much chat as Anthropic: detection says so, naming the target among them.
+                let missing = out
+                    .notes
+                    .iter()
+                    .any(|n| n.kind == NoteKind::Missing && n.what == "model");
                 match mend::detect_dialect(&out.body) {
                     Ok(d) if d == to => detected += 1,
-                    Err(Undetected::Ambiguous(ds)) if ds.contains(&to) && ds.len() == 2 => {
-                        ambiguous += 1
+                    Err(Undetected::Ambiguous(ds)) if ds.contains(&to) && missing => {
+                        no_model += 1;
+                        // Given the target's model, the body says what it is.
+                        let given = ConvertOptions {
+                            model: Some("claude-sonnet-4-5".into()),
+                            ..opts.clone()
+                        };
+                        match convert(&body, from, to, &given)
+                            .map(|o| mend::detect_dialect(&o.body))
+                        {
+                            Ok(Ok(d)) if d == to => {}
+                            other => failures.push(format!("{what} with a model: {other:?}")),
+                        }
                     }
                     other => failures.push(format!("{what}: detected as {other:?}\n{}", out.body)),
                 }
@@ -273,7 +301,7 @@ fn every_accepted_converse_request_converts_to_the_four_others_and_back() {
         }
     }
     eprintln!(
-        "{conversions} conversions, {detected} detected as their target, {ambiguous} as chat or Anthropic alike; notes: {notes:#?}"
+        "{conversions} conversions, {detected} detected as their target, {no_model} without a model known for the target; notes: {notes:#?}"
     );
     assert!(
         failures.is_empty(),

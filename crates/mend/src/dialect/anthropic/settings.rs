@@ -6,7 +6,7 @@ use serde_json::{json, Map, Value};
 use crate::canonical::Extra;
 use crate::chain::escape;
 use crate::convert::settings::{
-    put_opt, Choice, Function, Reader, Settings, Writer, DEFAULT_MAX_TOKENS,
+    put_opt, Choice, Function, Reader, Settings, Thinking, Writer, DEFAULT_MAX_TOKENS,
 };
 use crate::convert::{ConvertOptions, Note, NoteKind};
 
@@ -24,7 +24,7 @@ pub(crate) fn read(req: &Extra, r: &mut Reader) -> Settings {
             "top_k" => s.top_k = Some(v.clone()),
             "stop_sequences" => s.stop = Some(v.clone()),
             "stream" => s.stream = Some(v.clone()),
-            "thinking" => s.thinking = Some(v.clone()),
+            "thinking" => s.thinking = Some(Thinking::Claude(v.clone())),
             "tools" => {
                 for (i, t) in v.as_array().into_iter().flatten().enumerate() {
                     let custom =
@@ -73,15 +73,22 @@ pub(crate) fn read(req: &Extra, r: &mut Reader) -> Settings {
 
 /// The settings as this dialect writes them.
 impl Writer<'_> {
-    pub(crate) fn anthropic(&mut self, s: Settings, opts: &ConvertOptions) {
+    pub(crate) fn anthropic(&mut self, mut s: Settings, opts: &ConvertOptions) {
         self.put("model", s.model);
-        let max = match (opts.max_tokens, s.max_tokens) {
+        let limit = opts
+            .max_tokens
+            .or_else(|| s.max_tokens.as_ref().and_then(Value::as_u64));
+        let (thinking, limit) = match s.thinking.take() {
+            Some(t) => self.claude_thinking(t, limit),
+            None => (None, limit),
+        };
+        let max = match (limit, s.max_tokens) {
             (Some(n), _) => Value::from(n),
+            // A limit that is not a count is carried for the target check to judge.
             (None, Some(v)) => v,
             (None, None) => {
                 // With a thinking budget, the limit must exceed it.
-                let budget = s
-                    .thinking
+                let budget = thinking
                     .as_ref()
                     .and_then(|t| t.get("budget_tokens"))
                     .and_then(Value::as_u64);
@@ -110,7 +117,8 @@ impl Writer<'_> {
         self.put("top_k", s.top_k);
         self.put("stop_sequences", s.stop);
         self.put("stream", s.stream);
-        self.put("thinking", s.thinking);
+        self.put("thinking", thinking);
+        self.thoughts_hidden_lost(s.include_thoughts);
         if !s.tools.is_empty() {
             let tools = s
                 .tools
@@ -147,5 +155,6 @@ impl Writer<'_> {
         self.drop("presence_penalty", s.presence_penalty);
         self.drop("frequency_penalty", s.frequency_penalty);
         self.drop("reasoning_effort", s.effort);
+        self.format_lost(s.format);
     }
 }

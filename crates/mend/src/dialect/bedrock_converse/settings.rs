@@ -11,7 +11,7 @@ use serde_json::{json, Map, Value};
 
 use crate::canonical::Extra;
 use crate::chain::escape;
-use crate::convert::settings::{put_opt, Choice, Function, Reader, Settings, Writer};
+use crate::convert::settings::{put_opt, Choice, Function, Reader, Settings, Thinking, Writer};
 use crate::convert::{Note, NoteKind};
 
 /// The request's top-level fields as neutral settings; what has no place there is
@@ -64,7 +64,7 @@ pub(crate) fn read(req: &Extra, r: &mut Reader) -> Settings {
             "additionalModelRequestFields" => {
                 for (ak, av) in v.as_object().into_iter().flatten() {
                     match ak.as_str() {
-                        "thinking" => s.thinking = Some(av.clone()),
+                        "thinking" => s.thinking = Some(Thinking::Claude(av.clone())),
                         "top_k" => s.top_k = Some(av.clone()),
                         "reasoning_effort" => s.effort = Some(av.clone()),
                         _ if av.is_null() => {}
@@ -122,7 +122,7 @@ fn is_gpt_oss(model: &str) -> bool {
 
 /// The settings as this dialect writes them.
 impl Writer<'_> {
-    pub(crate) fn converse(&mut self, s: Settings) {
+    pub(crate) fn converse(&mut self, mut s: Settings) {
         let model = s.model.as_ref().and_then(Value::as_str).map(str::to_string);
         if let Some(m) = &model {
             self.notes.push(Note::new(
@@ -140,6 +140,30 @@ impl Writer<'_> {
                 "Converse streams from another URL: POST /model/{modelId}/converse-stream".into(),
             ));
         }
+        // Claude's thinking, for a Claude model (or one not named); its budget and the
+        // token limit within Claude's constraints.
+        let claude = model.as_deref().is_none_or(is_claude);
+        let mut thinking = None;
+        match s.thinking.take() {
+            Some(t) if claude => {
+                let limit = s.max_tokens.as_ref().and_then(Value::as_u64);
+                let (t, raised) = self.claude_thinking(t, limit);
+                thinking = t;
+                if raised != limit {
+                    s.max_tokens = raised.map(Value::from);
+                }
+                self.thoughts_hidden_lost(s.include_thoughts);
+            }
+            Some(_) => {
+                let detail = format!(
+                    "thinking settings of {} are Claude's in Converse, and the model is not Claude",
+                    self.from
+                );
+                self.lost("thinking", "thinking", detail);
+            }
+            None => {}
+        }
+        self.format_lost(s.format.take());
         let mut ic = Map::new();
         put_opt(&mut ic, "maxTokens", s.max_tokens);
         put_opt(&mut ic, "temperature", s.temperature);
@@ -186,7 +210,7 @@ impl Writer<'_> {
             }
         }
         let mut extra = Map::new();
-        put_opt(&mut extra, "thinking", s.thinking);
+        put_opt(&mut extra, "thinking", thinking);
         let claude = model.as_deref().is_some_and(is_claude);
         match s.top_k {
             Some(k) if claude => {

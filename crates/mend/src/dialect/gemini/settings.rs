@@ -5,7 +5,9 @@ use serde_json::{json, Map, Value};
 
 use crate::canonical::Extra;
 use crate::chain::escape;
-use crate::convert::settings::{put_opt, Choice, Function, Reader, Settings, Writer};
+use crate::convert::settings::{
+    put_opt, Choice, Format, Function, Reader, Schema, Settings, Thinking, Writer,
+};
 use crate::convert::{Note, NoteKind};
 
 /// Gemini's REST API takes camelCase and snake_case alike.
@@ -34,8 +36,26 @@ pub(crate) fn read(req: &Extra, r: &mut Reader) -> Settings {
         match camel(k).as_str() {
             "model" => s.model = Some(v.clone()),
             "generationConfig" => {
+                let (mut mime, mut schema) = (None, None);
                 for (gk, gv) in v.as_object().into_iter().flatten() {
+                    let sub = format!("{path}/{}", escape(gk));
                     let slot = match camel(gk).as_str() {
+                        "thinkingConfig" => {
+                            read_thinking(gv, &sub, &mut s, r);
+                            continue;
+                        }
+                        "responseMimeType" => {
+                            mime = Some((sub, gv));
+                            continue;
+                        }
+                        "responseSchema" => {
+                            schema = Some((sub, json_schema_of_gemini(gv)));
+                            continue;
+                        }
+                        "responseJsonSchema" => {
+                            schema = Some((sub, gv.clone()));
+                            continue;
+                        }
                         "maxOutputTokens" => &mut s.max_tokens,
                         "temperature" => &mut s.temperature,
                         "topP" => &mut s.top_p,
@@ -51,6 +71,7 @@ pub(crate) fn read(req: &Extra, r: &mut Reader) -> Settings {
                     };
                     *slot = Some(gv.clone());
                 }
+                s.format = read_format(mime, schema, r);
             }
             "tools" => {
                 for (i, t) in v.as_array().into_iter().flatten().enumerate() {
@@ -110,6 +131,84 @@ pub(crate) fn read(req: &Extra, r: &mut Reader) -> Settings {
         }
     }
     s
+}
+
+/// `thinkingConfig`: the budget (0 off, -1 dynamic), whether thoughts are returned,
+/// Gemini 3's level (the reasoning effort, in lower case).
+fn read_thinking(v: &Value, path: &str, s: &mut Settings, r: &mut Reader) {
+    let Some(o) = v.as_object() else {
+        r.unknown(path.to_string(), "thinkingConfig");
+        return;
+    };
+    for (k, v) in o {
+        let sub = format!("{path}/{}", escape(k));
+        match (camel(k).as_str(), v) {
+            ("thinkingBudget", v) => {
+                s.thinking = match v.as_i64() {
+                    Some(0) => Some(Thinking::Off),
+                    Some(-1) => Some(Thinking::Dynamic),
+                    Some(n) if n > 0 => u64::try_from(n).ok().map(Thinking::Budget),
+                    _ => {
+                        r.unknown(sub, &format!("thinkingConfig.{k}"));
+                        None
+                    }
+                }
+            }
+            ("includeThoughts", Value::Bool(b)) => s.include_thoughts = Some(*b),
+            ("thinkingLevel", Value::String(l)) => s.effort = Some(Value::from(l.to_lowercase())),
+            (_, Value::Null) => {}
+            _ => r.unknown(sub, &format!("thinkingConfig.{k}")),
+        }
+    }
+}
+
+/// `responseMimeType` with its schema as the answer format: JSON with a schema, any
+/// JSON, or text. Another type (`text/x.enum`), or a schema without JSON, is lost.
+fn read_format(
+    mime: Option<(String, &Value)>,
+    schema: Option<(String, Value)>,
+    r: &mut Reader,
+) -> Option<Format> {
+    let (mime_path, mime) = match mime {
+        Some((p, m)) => (p, m.as_str()),
+        None => (String::new(), None),
+    };
+    match (mime, schema) {
+        (Some("application/json"), Some((_, schema))) => {
+            Some(Format::JsonSchema(Box::new(Schema {
+                name: None,
+                description: None,
+                schema: Some(schema),
+                strict: None,
+            })))
+        }
+        (Some("application/json"), None) => Some(Format::JsonObject),
+        (Some("text/plain"), None) => Some(Format::Text),
+        (None, None) => None,
+        (_, Some((path, _))) if mime != Some("application/json") => {
+            r.unknown(path, "responseSchema");
+            None
+        }
+        _ => {
+            r.unknown(mime_path, "responseMimeType");
+            None
+        }
+    }
+}
+
+/// Gemini 2.5's thinking budget range for a model known to be one (min, max, whether 0
+/// turns it off), from Google's thinking guide.
+fn budget_range(model: &str) -> Option<(u64, u64, bool)> {
+    let m = model.rsplit('/').next().unwrap_or(model);
+    if m.starts_with("gemini-2.5-pro") {
+        Some((128, 32768, false))
+    } else if m.starts_with("gemini-2.5-flash-lite") {
+        Some((512, 24576, true))
+    } else if m.starts_with("gemini-2.5-flash") {
+        Some((1, 24576, true))
+    } else {
+        None
+    }
 }
 
 /// Gemini's OpenAPI-style schema as JSON Schema: type names in lower case.
@@ -181,7 +280,7 @@ fn fits_gemini_schema(v: &Value) -> bool {
 
 /// The settings as this dialect writes them.
 impl Writer<'_> {
-    pub(crate) fn gemini(&mut self, s: Settings) {
+    pub(crate) fn gemini(&mut self, mut s: Settings) {
         if let Some(m) = s.model.as_ref().and_then(Value::as_str) {
             self.notes.push(Note::new(
                 NoteKind::Moved,
@@ -209,6 +308,102 @@ impl Writer<'_> {
         put_opt(&mut gc, "seed", s.seed);
         put_opt(&mut gc, "presencePenalty", s.presence_penalty);
         put_opt(&mut gc, "frequencyPenalty", s.frequency_penalty);
+        let model = s.model.as_ref().and_then(Value::as_str).map(str::to_string);
+        let mut tc = Map::new();
+        let (budget, effort) = (s.thinking.take(), s.effort.take());
+        if let Some(t) = budget {
+            match t.neutral() {
+                Some(n) => {
+                    // Claude returns the thinking it does; thinking Claude does not do
+                    // (off, raised to a model's minimum) asks for none.
+                    let claude = matches!(t, Thinking::Claude(_)) && n != Thinking::Off;
+                    if let Some(b) = self.gemini_budget(n, model.as_deref()) {
+                        tc.insert("thinkingBudget".into(), Value::from(b));
+                        let include = s.include_thoughts.or((claude && b != 0).then_some(true));
+                        put_opt(&mut tc, "includeThoughts", include.map(Value::Bool));
+                    }
+                }
+                None => {
+                    let detail = format!(
+                        "this `thinking` of {} has no equivalent in Gemini's thinking budget",
+                        self.from
+                    );
+                    self.lost("thinking", "thinking", detail);
+                }
+            }
+        }
+        if let Some(e) = effort {
+            let gemini2 = model.as_deref().is_some_and(|m| {
+                let m = m.rsplit('/').next().unwrap_or(m);
+                m.starts_with("gemini-1") || m.starts_with("gemini-2")
+            });
+            let level = e.as_str().map(str::to_ascii_lowercase);
+            match level.as_deref() {
+                _ if tc.contains_key("thinkingBudget") => self.lost(
+                    "setting",
+                    "reasoning_effort",
+                    "a reasoning effort beside a thinking budget: Gemini takes one of thinkingBudget and thinkingLevel, and the budget is kept".into(),
+                ),
+                _ if gemini2 => self.lost(
+                    "setting",
+                    "reasoning_effort",
+                    "the reasoning effort is Gemini 3's `thinkingLevel`, which Gemini 2 models do not take".into(),
+                ),
+                Some(l @ ("minimal" | "low" | "medium" | "high")) => {
+                    tc.insert("thinkingLevel".into(), Value::from(l));
+                }
+                Some("xhigh") => {
+                    let path = match self.from {
+                        crate::Dialect::OpenAiResponses => "/reasoning/effort",
+                        _ => "/reasoning_effort",
+                    };
+                    self.changed(
+                        "setting",
+                        path,
+                        "the reasoning effort `xhigh` is above Gemini's highest thinking level: `high`".into(),
+                    );
+                    tc.insert("thinkingLevel".into(), Value::from("high"));
+                }
+                _ => self.drop("reasoning_effort", Some(e)),
+            }
+        }
+        if !tc.contains_key("thinkingBudget") {
+            if let Some(i) = s.include_thoughts {
+                tc.insert("includeThoughts".into(), Value::Bool(i));
+            }
+        }
+        if !tc.is_empty() {
+            gc.insert("thinkingConfig".into(), Value::Object(tc));
+        }
+        match s.format.take() {
+            Some(Format::JsonObject) => {
+                gc.insert("responseMimeType".into(), "application/json".into());
+            }
+            Some(Format::JsonSchema(f)) => {
+                let Schema {
+                    name,
+                    description,
+                    schema,
+                    strict: _,
+                } = *f;
+                // Gemini holds the answer to the schema (controlled generation): strict
+                // is what it does.
+                gc.insert("responseMimeType".into(), "application/json".into());
+                if let Some(p) = schema {
+                    let key = if fits_gemini_schema(&p) {
+                        "responseSchema"
+                    } else {
+                        "responseJsonSchema"
+                    };
+                    gc.insert(key.into(), p);
+                }
+                if name.is_some() || description.is_some() {
+                    let detail = "the schema's name and description have no place in Gemini's responseSchema".to_string();
+                    self.lost("response-format", "response_format", detail);
+                }
+            }
+            Some(Format::Text) | None => {}
+        }
         if !gc.is_empty() {
             self.out
                 .insert("generationConfig".into(), Value::Object(gc));
@@ -250,7 +445,58 @@ impl Writer<'_> {
             self.drop("parallel_tool_calls", Some(Value::Bool(false)));
         }
         self.drop("user", s.user);
-        self.drop("reasoning_effort", s.effort);
-        self.drop("thinking", s.thinking);
+    }
+
+    /// A thinking budget as Gemini's `thinkingBudget`, within the range of a Gemini 2.5
+    /// model when the model is known to be one (a change is noted).
+    fn gemini_budget(&mut self, t: Thinking, model: Option<&str>) -> Option<i64> {
+        let b = match t {
+            Thinking::Budget(b) => b,
+            Thinking::Off => 0,
+            Thinking::Dynamic => return Some(-1),
+            Thinking::Claude(_) => return None,
+        };
+        let Some((min, max, can_off)) = model.and_then(budget_range) else {
+            return i64::try_from(b).ok();
+        };
+        let path = format!("/{}", source_thinking_path(self.from));
+        let m = model.unwrap_or_default();
+        let fitted = match b {
+            0 if can_off => 0,
+            0 => {
+                self.changed(
+                    "thinking",
+                    &path,
+                    format!("{m} cannot turn thinking off: its smallest budget, {min}"),
+                );
+                min
+            }
+            b if b < min => {
+                self.changed(
+                    "thinking",
+                    &path,
+                    format!("the thinking budget of {b} is under {m}'s minimum: {min}"),
+                );
+                min
+            }
+            b if b > max => {
+                self.changed(
+                    "thinking",
+                    &path,
+                    format!("the thinking budget of {b} is over {m}'s maximum: {max}"),
+                );
+                max
+            }
+            b => b,
+        };
+        i64::try_from(fitted).ok()
+    }
+}
+
+/// Where the thinking was in the source, for a note.
+fn source_thinking_path(from: crate::Dialect) -> &'static str {
+    match from {
+        crate::Dialect::BedrockConverse => "additionalModelRequestFields/thinking",
+        _ => "thinking",
     }
 }

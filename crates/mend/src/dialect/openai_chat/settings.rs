@@ -6,7 +6,10 @@ use serde_json::{json, Map, Value};
 
 use crate::canonical::Extra;
 use crate::chain::escape;
-use crate::convert::settings::{put_opt, Choice, Function, Reader, Settings, Writer};
+use crate::convert::settings::{
+    put_opt, Choice, Format, Function, Reader, Schema, Settings, Writer,
+};
+use crate::convert::{Note, NoteKind};
 use crate::{Dialect, Profile};
 
 /// The request's top-level fields as neutral settings; what has no place there is
@@ -54,6 +57,20 @@ pub(crate) fn read(req: &Extra, r: &mut Reader) -> Settings {
                     }
                 }
             }
+            "response_format" if chat => match read_format(v) {
+                Some(f) => s.format = Some(f),
+                None => r.unknown(path, k),
+            },
+            "text" if !chat && v.is_object() => {
+                for (tk, tv) in v.as_object().into_iter().flatten() {
+                    let sub = format!("{path}/{}", escape(tk));
+                    match (tk.as_str(), read_format(tv)) {
+                        ("format", Some(f)) => s.format = Some(f),
+                        _ if tv.is_null() => {}
+                        _ => r.unknown(sub, &format!("text.{tk}")),
+                    }
+                }
+            }
             "presence_penalty" if chat => s.presence_penalty = Some(v.clone()),
             "frequency_penalty" if chat => s.frequency_penalty = Some(v.clone()),
             _ if v.is_null() => {}
@@ -74,6 +91,73 @@ fn openai_function(t: &Value, chat: bool) -> Option<Function> {
         parameters: f.get("parameters").cloned(),
         strict: f.get("strict").cloned(),
     })
+}
+
+/// Chat's `response_format` (the schema under `json_schema`) or Responses'
+/// `text.format` (the schema's fields beside `type`).
+fn read_format(v: &Value) -> Option<Format> {
+    let o = v.as_object()?;
+    let inner = o.get("json_schema").and_then(Value::as_object).unwrap_or(o);
+    let known =
+        |o: &Map<String, Value>, keys: &[&str]| o.keys().all(|k| keys.contains(&k.as_str()));
+    match o.get("type").and_then(Value::as_str)? {
+        "text" if o.len() == 1 => Some(Format::Text),
+        "json_object" if o.len() == 1 => Some(Format::JsonObject),
+        "json_schema"
+            if known(
+                o,
+                &[
+                    "type",
+                    "json_schema",
+                    "name",
+                    "description",
+                    "schema",
+                    "strict",
+                ],
+            ) && known(inner, &["type", "name", "description", "schema", "strict"]) =>
+        {
+            Some(Format::JsonSchema(Box::new(Schema {
+                name: inner.get("name").cloned(),
+                description: inner.get("description").cloned(),
+                schema: inner.get("schema").cloned(),
+                strict: inner.get("strict").cloned(),
+            })))
+        }
+        _ => None,
+    }
+}
+
+/// The format as chat (`response_format`) or Responses (`text.format`) writes it. A
+/// schema without a name (Gemini's) is named `response`, which chat and Responses
+/// require.
+fn format_value(f: Format, chat: bool, named: &mut bool) -> Value {
+    match f {
+        Format::Text => json!({"type": "text"}),
+        Format::JsonObject => json!({"type": "json_object"}),
+        Format::JsonSchema(s) => {
+            let Schema {
+                name,
+                description,
+                schema,
+                strict,
+            } = *s;
+            let mut o = Map::new();
+            *named = name.is_none();
+            o.insert(
+                "name".into(),
+                name.unwrap_or_else(|| Value::from("response")),
+            );
+            put_opt(&mut o, "description", description);
+            put_opt(&mut o, "schema", schema);
+            put_opt(&mut o, "strict", strict);
+            if chat {
+                json!({"type": "json_schema", "json_schema": o})
+            } else {
+                o.insert("type".into(), "json_schema".into());
+                Value::Object(o)
+            }
+        }
+    }
 }
 
 fn openai_choice(v: &Value, chat: bool) -> Option<Choice> {
@@ -153,7 +237,35 @@ impl Writer<'_> {
             self.drop("frequency_penalty", s.frequency_penalty);
             self.put("reasoning", s.effort.map(|e| json!({ "effort": e })));
         }
-        self.drop("thinking", s.thinking);
+        self.drop("thinking", s.thinking.map(|_| Value::Bool(true)));
+        if s.include_thoughts.is_some() {
+            self.drop("include_thoughts", s.include_thoughts.map(Value::Bool));
+        }
+        if let Some(f) = s.format {
+            let mut named = false;
+            let v = format_value(f, chat, &mut named);
+            if named {
+                let (key, path) = if chat {
+                    ("response_format", "/response_format/json_schema/name")
+                } else {
+                    ("text.format", "/text/format/name")
+                };
+                self.notes.push(Note::new(
+                    NoteKind::Added,
+                    "response-format",
+                    path.into(),
+                    format!(
+                        "{} requires a name for the schema of `{key}` and {} gave none: `response`",
+                        self.to, self.from
+                    ),
+                ));
+            }
+            if chat {
+                self.put("response_format", Some(v));
+            } else {
+                self.put("text", Some(json!({ "format": v })));
+            }
+        }
     }
 }
 
