@@ -415,17 +415,14 @@ pub fn convert_value(from: Dialect, opts: u8, body: &Value) {
     let Ok(out) = mend::convert::convert(body, from, to, &copts) else {
         return;
     };
-    // Gemini and Converse bodies carry no model (it is in the URL): convert checks them
-    // under the source's model, and so does this.
-    let source_model = body.get("model").and_then(Value::as_str);
+    // Gemini and Converse bodies carry no model (it is in the URL): the check is under
+    // the model convert checked the target with.
     let again = mend::check_value(
         &out.body,
         &CheckOptions {
             dialect: Some(to),
             provider: Some(out.provider.to_string()),
-            model: source_model
-                .filter(|_| out.body.get("model").is_none())
-                .map(str::to_string),
+            model: out.model.clone(),
             ..Default::default()
         },
     );

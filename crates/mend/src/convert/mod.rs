@@ -196,6 +196,9 @@ pub struct Converted {
     pub to: Dialect,
     /// The target's provider profile.
     pub provider: &'static str,
+    /// The model the target was checked under: the one its body names, or, for Gemini
+    /// and Converse, which take it in the URL, the one the caller sends it to.
+    pub model: Option<String>,
     /// The target body.
     pub body: Value,
     /// What was lost, added or moved, in source order.
@@ -407,6 +410,7 @@ pub fn convert(
             from,
             to,
             provider: profile.name,
+            model: model.map(str::to_string),
             body: converted,
             notes,
             edits,
@@ -432,6 +436,7 @@ pub fn convert(
         from,
         to,
         provider: profile.name,
+        model: model.map(str::to_string),
         body: fixed.body,
         notes,
         edits,

@@ -320,14 +320,22 @@ fn converse_order(
 /// assistant: Claude (recorded: Sonnet 4.5) and Qwen (pydantic-ai's Bedrock model notes).
 fn accepts_leading_assistant(model: &str) -> bool {
     let m = model.to_ascii_lowercase();
-    m.contains("anthropic.claude") || m.contains("qwen")
+    claude_name(&m).is_some() || m.contains("qwen")
+}
+
+/// What follows `claude-` in a Claude model id, in Bedrock's form
+/// (`us.anthropic.claude-sonnet-4-5-…`) or Anthropic's (`claude-sonnet-4-5-…`).
+fn claude_name(m: &str) -> Option<&str> {
+    m.split("anthropic.claude-")
+        .nth(1)
+        .or_else(|| m.rsplit('/').next().and_then(|m| m.strip_prefix("claude-")))
 }
 
 /// Claude models from the fifth generation on take no assistant prefill (reported for
 /// Sonnet 5 on Converse, hermes-agent#105780).
 fn refuses_prefill(model: &str) -> bool {
     let m = model.to_ascii_lowercase();
-    let Some(rest) = m.split("anthropic.claude-").nth(1) else {
+    let Some(rest) = claude_name(&m) else {
         return false;
     };
     rest.split('-')

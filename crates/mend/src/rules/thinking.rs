@@ -49,7 +49,7 @@ pub(crate) const THINKING_NOT_FIRST: RuleSpec = RuleSpec {
         },
     ],
     repair: Repair::Always("Reorders the message so its thinking and redacted_thinking blocks come first. A loop opener with no thinking block at all cannot get one back (a signed thinking block cannot be invented): thinking is turned off for the request (`thinking: {\"type\": \"disabled\"}`), as Anthropic's own error text advises, and the edit says so."),
-    doc: "Anthropic requires thinking blocks to come first in any assistant message that holds them, and with `thinking` enabled, the assistant message that opened the current tool loop (the history ends with a user message of tool results) must start with a thinking or redacted_thinking block.\nThe check flags both; a message already flagged for the first reason is not flagged again for the second.\nMust not flag: a redacted_thinking block opening the loop, a later step of the loop without thinking, an old loop without thinking once a new user turn started, no thinking blocks with thinking disabled.\nFix: move the thinking blocks to the front; when the opener has no thinking the client must disable thinking or restore the original blocks.\nBedrock Converse: reasoningContent blocks are the thinking blocks; thinking is on when additionalModelRequestFields.thinking.type is enabled or adaptive, and repair turns it off there.",
+    doc: "Anthropic requires thinking blocks to come first in any assistant message that holds them, and with `thinking` enabled, the assistant message that opened the current tool loop (the history ends with a user message of tool results) must start with a thinking or redacted_thinking block.\nThe check flags both; a message already flagged for the first reason is not flagged again for the second.\nMust not flag: a redacted_thinking block opening the loop, a later step of the loop without thinking, an old loop without thinking once a new user turn started, no thinking blocks with thinking disabled.\nFix: move the thinking blocks to the front; when the opener has no thinking the client must disable thinking or restore the original blocks.\nBedrock Converse: reasoningContent blocks are the thinking blocks; thinking is on when additionalModelRequestFields.thinking.type is enabled or adaptive, and repair turns it off there. The order is Claude's rule: on Converse a known other model (DeepSeek-R1 answers with its text before its reasoning, recorded) is not held to it; with no model given, it is.",
     example: r#"{
   "model": "claude-sonnet-4-20250514",
   "max_tokens": 4096,
@@ -249,6 +249,15 @@ pub(crate) const MISSING_THOUGHT_SIGNATURE: RuleSpec = RuleSpec {
 /// assistant message that opened the current tool loop starts with one.
 pub(crate) fn thinking_comes_first(ctx: &Ctx, out: &mut Vec<Violation>) {
     let chain = ctx.chain;
+    // Converse serves models whose own answers put text before reasoning (DeepSeek-R1,
+    // recorded): the order is Claude's rule, so a known other model is not held to it.
+    let other_model = chain
+        .facts
+        .model
+        .is_some_and(|m| !m.to_ascii_lowercase().contains("claude"));
+    if ctx.dialect == Dialect::BedrockConverse && other_model {
+        return;
+    }
     let wire_of = |k: &NodeKind| -> String {
         match k {
             NodeKind::Text { .. } => "text".into(),

@@ -374,12 +374,10 @@ const CONVERSE_CLIENT_CHANGES: [(&str, &str, &str); 5] = [
     ),
 ];
 
-/// Recorded Converse loops whose next body the check flags for a reason outside next.
-const CONVERSE_KNOWN: [(&str, Rule, &str); 1] = [(
-    "pydantic-ai--bedrock-model-thinking-part-deepseek-01",
-    Rule::ThinkingNotFirst,
-    "DeepSeek-R1 on Bedrock returns its text before its reasoningContent, and next sends the message back as returned; the rule is Claude's (whether Bedrock holds DeepSeek to it is not recorded)",
-)];
+/// Recorded Converse loops whose next body the check flags for a reason outside next:
+/// none. (DeepSeek-R1 puts its text before its reasoning; thinking-not-first holds only
+/// Claude on Converse to the order, so its loop continues cleanly.)
+const CONVERSE_KNOWN: [(&str, Rule, &str); 0] = [];
 
 /// Every recorded Converse loop continues validly: from a `-01` request, its recorded
 /// response (JSON or event stream) and what its `-02` sibling sent after the response

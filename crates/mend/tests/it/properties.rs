@@ -458,6 +458,7 @@ proptest! {
         let recheck = mend::check_value(&out.body, &CheckOptions {
             dialect: Some(to),
             provider: Some(out.provider.to_string()),
+            model: out.model.clone(),
             ..Default::default()
         }).unwrap();
         prop_assert_eq!(recheck.valid(), out.valid());
