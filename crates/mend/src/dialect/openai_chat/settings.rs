@@ -89,7 +89,11 @@ fn openai_function(t: &Value, chat: bool) -> Option<Function> {
         name: f.get("name")?.as_str()?.to_string(),
         description: f.get("description").cloned(),
         parameters: f.get("parameters").cloned(),
-        strict: f.get("strict").cloned(),
+        // A Responses function tool is strict unless it says otherwise; a chat one is not.
+        strict: match f.get("strict") {
+            None | Some(Value::Null) if !chat => Some(Value::Bool(true)),
+            other => other.cloned(),
+        },
     })
 }
 
@@ -212,7 +216,13 @@ impl Writer<'_> {
                     o.insert("name".into(), Value::String(f.name));
                     put_opt(&mut o, "description", f.description);
                     put_opt(&mut o, "parameters", f.parameters);
-                    put_opt(&mut o, "strict", f.strict);
+                    // Responses reads a tool without `strict` as strict: say false where
+                    // the source did not ask for it.
+                    let strict = match f.strict {
+                        None if !chat => Some(Value::Bool(false)),
+                        s => s,
+                    };
+                    put_opt(&mut o, "strict", strict);
                     if chat {
                         json!({"type": "function", "function": o})
                     } else {
