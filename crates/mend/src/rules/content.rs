@@ -220,158 +220,189 @@ pub(crate) const MALFORMED: RuleSpec = RuleSpec {
 
 /// Messages and blocks carry content where the API requires it.
 pub(crate) fn content_is_not_empty(ctx: &Ctx, out: &mut Vec<Violation>) {
-    let chain = ctx.chain;
     let history = ctx.history();
-    if chain.facts.history_is_array && history.is_empty() && ctx.dialect != Dialect::OpenAiResponses
-    {
-        let key = ctx.dialect.history_key();
-        let text = match ctx.dialect {
-            Dialect::OpenAiChat => "Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.",
-            Dialect::Anthropic => "messages: at least one message is required",
-            // Not recorded for Converse; AWS's validation of the list's minimum length.
-            Dialect::BedrockConverse => "Value at 'messages' failed to satisfy constraint: Member must have length greater than or equal to 1",
-            _ => "contents is not specified",
-        };
-        out.push(
-            Violation::error(
-                Rule::EmptyContent,
-                crate::chain::Ptr::root(key).render(),
-                format!("`{key}` is empty: the request has no history to answer"),
-            )
-            .provider(Some(text.into())),
-        );
+    if ctx.chain.facts.history_is_array && history.is_empty() {
+        history_is_empty(ctx, out);
     }
     let last = history.last().copied();
     for &t in &history {
-        let turn = &chain.turns[t];
-        let nodes = chain.turn_nodes(t);
-        let path = turn.ptr;
-        let ix = ctx.turn_ix(t);
-        let has = |f: fn(&NodeKind) -> bool| nodes.iter().any(|n| f(&n.kind));
         match ctx.dialect {
-            Dialect::OpenAiChat => {
-                let empty = turn.empty
-                    && match turn.role {
-                        Role::Assistant => !has(|k| {
-                            matches!(k, NodeKind::Call { .. } | NodeKind::Reasoning { .. })
-                        }),
-                        Role::User | Role::System | Role::Developer | Role::Tool => true,
-                        Role::Other(_) => false,
-                    };
-                if empty {
-                    out.push(
-                        ctx.at_turn(
-                            Rule::EmptyContent,
-                            t,
-                            format!("{path} ({}) has no content", turn.wire),
-                        )
-                        .provider(Some(
-                            "Invalid value for 'content': expected a string, got null.".into(),
-                        )),
-                    );
-                } else if ctx.profile.content_required
-                    && chain.facts.empty_contents.contains(&t)
-                    // xAI itself answers a tool call with `content: ""`; an empty list, or
-                    // an empty string with no call, is what it was seen refusing.
-                    && !(turn.role == Role::Assistant
-                        && !turn.empty
-                        && has(|k| matches!(k, NodeKind::Call { .. })))
-                {
-                    // openai_chat-31
-                    out.push(
-                        ctx.at_turn(
-                            Rule::EmptyContent,
-                            t,
-                            format!("{path} ({}) has an empty content; {} needs at least one content element in every message", turn.wire, ctx.profile.name),
-                        )
-                        .provider(Some(
-                            "Invalid request content: Each message must have at least one content element.".into(),
-                        ))
-                        .with_defect(Defect::ContentRequired),
-                    );
-                }
-            }
-            Dialect::Anthropic => {
-                let final_assistant = Some(t) == last && turn.role == Role::Assistant;
-                if turn.empty && !final_assistant {
-                    out.push(
-                        ctx.at_turn(Rule::EmptyContent, t, format!("{path} ({}) has no content", turn.wire))
-                            .provider(Some(format!("messages.{ix}: all messages must have non-empty content except for the optional final assistant message")))
-                    );
-                } else if !final_assistant {
-                    for (k, n) in nodes.iter().enumerate() {
-                        if matches!(n.kind, NodeKind::Text { blank: true }) {
-                            let p = n.ptr.render();
-                            out.push(
-                                ctx.at_node(
-                                    Rule::EmptyContent,
-                                    turn.first + k,
-                                    format!("the text at {p} is empty or only white space"),
-                                )
-                                .provider(Some(
-                                    "messages: text content blocks must be non-empty".into(),
-                                )),
-                            );
-                        }
-                    }
-                }
-            }
-            Dialect::Gemini => {
-                let all_blank = !nodes.is_empty()
-                    && nodes
-                        .iter()
-                        .all(|n| matches!(n.kind, NodeKind::Text { blank: true }));
-                if all_blank {
-                    out.push(
-                        ctx.at_turn(Rule::EmptyContent, t, format!("{path} holds only empty text parts"))
-                            .provider(Some("Unable to submit request because it must include at least one parts field, which describes the prompt input. Learn more: https://cloud.google.com/vertex-ai/generative-ai/docs/model-reference/gemini".into()))
-                    );
-                }
-                if turn.empty {
-                    out.push(
-                        ctx.at_turn(Rule::EmptyContent, t, format!("{path} has no parts"))
-                            .provider(Some(format!("* GenerateContentRequest.contents[{ix}].parts: contents.parts must not be empty.")))
-                    );
-                }
-                for (k, n) in nodes.iter().enumerate() {
-                    if matches!(n.kind, NodeKind::Empty) {
-                        let p = n.ptr.render();
-                        out.push(
-                            ctx.at_node(Rule::EmptyContent, turn.first + k, format!("the part at {p} sets none of text, inlineData, fileData, functionCall or functionResponse"))
-                                .provider(Some(format!(
-                                    "* GenerateContentRequest.contents[{ix}].parts[{}].data: required oneof field 'data' must have one initialized field",
-                                    n.ptr.sub.unwrap_or(0)
-                                )))
-                        );
-                    }
-                }
-            }
-            Dialect::BedrockConverse => {
-                if turn.empty {
-                    out.push(ctx.at_turn(
-                        Rule::EmptyContent,
-                        t,
-                        format!("{path} ({}) has no content blocks", turn.wire),
-                    ));
-                }
-                for (k, n) in nodes.iter().enumerate() {
-                    if matches!(n.kind, NodeKind::Text { blank: true }) {
-                        let p = n.ptr.render();
-                        out.push(
-                            ctx.at_node(
-                                Rule::EmptyContent,
-                                turn.first + k,
-                                format!("the text at {p} is empty or only white space"),
-                            )
-                            .provider(Some(format!(
-                                "The text field in the ContentBlock object at messages.{ix}.content.{} is blank. Add text to the text field, and try again.",
-                                n.ptr.sub.unwrap_or(0)
-                            ))),
-                        );
-                    }
-                }
-            }
+            Dialect::OpenAiChat => chat_message_is_not_empty(ctx, t, out),
+            Dialect::Anthropic => anthropic_message_is_not_empty(ctx, t, Some(t) == last, out),
+            Dialect::Gemini => gemini_turn_is_not_empty(ctx, t, out),
+            Dialect::BedrockConverse => converse_message_is_not_empty(ctx, t, out),
             Dialect::OpenAiResponses => {}
+        }
+    }
+}
+
+/// An empty history array (Responses takes an empty input).
+fn history_is_empty(ctx: &Ctx, out: &mut Vec<Violation>) {
+    let key = ctx.dialect.history_key();
+    let text = match ctx.dialect {
+        Dialect::OpenAiResponses => return,
+        Dialect::OpenAiChat => "Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.",
+        Dialect::Anthropic => "messages: at least one message is required",
+        // Not recorded for Converse; AWS's validation of the list's minimum length.
+        Dialect::BedrockConverse => "Value at 'messages' failed to satisfy constraint: Member must have length greater than or equal to 1",
+        Dialect::Gemini => "contents is not specified",
+    };
+    out.push(
+        Violation::error(
+            Rule::EmptyContent,
+            crate::chain::Ptr::root(key).render(),
+            format!("`{key}` is empty: the request has no history to answer"),
+        )
+        .provider(Some(text.into())),
+    );
+}
+
+/// OpenAI chat: null content where the API wants some, and (xai) `""` or `[]`.
+fn chat_message_is_not_empty(ctx: &Ctx, t: usize, out: &mut Vec<Violation>) {
+    let chain = ctx.chain;
+    let turn = &chain.turns[t];
+    let nodes = chain.turn_nodes(t);
+    let path = turn.ptr;
+    let has = |f: fn(&NodeKind) -> bool| nodes.iter().any(|n| f(&n.kind));
+    let empty = turn.empty
+        && match turn.role {
+            Role::Assistant => {
+                !has(|k| matches!(k, NodeKind::Call { .. } | NodeKind::Reasoning { .. }))
+            }
+            Role::User | Role::System | Role::Developer | Role::Tool => true,
+            Role::Other(_) => false,
+        };
+    if empty {
+        out.push(
+            ctx.at_turn(
+                Rule::EmptyContent,
+                t,
+                format!("{path} ({}) has no content", turn.wire),
+            )
+            .provider(Some(
+                "Invalid value for 'content': expected a string, got null.".into(),
+            )),
+        );
+    } else if ctx.profile.content_required
+            && chain.facts.empty_contents.contains(&t)
+            // xAI itself answers a tool call with `content: ""`; an empty list, or
+            // an empty string with no call, is what it was seen refusing.
+            && !(turn.role == Role::Assistant
+                && !turn.empty
+                && has(|k| matches!(k, NodeKind::Call { .. })))
+    {
+        // openai_chat-31
+        out.push(
+                ctx.at_turn(
+                    Rule::EmptyContent,
+                    t,
+                    format!("{path} ({}) has an empty content; {} needs at least one content element in every message", turn.wire, ctx.profile.name),
+                )
+                .provider(Some(
+                    "Invalid request content: Each message must have at least one content element.".into(),
+                ))
+                .with_defect(Defect::ContentRequired),
+            );
+    }
+}
+
+/// Anthropic: no empty message but an optional final assistant one, no blank text block.
+fn anthropic_message_is_not_empty(ctx: &Ctx, t: usize, is_last: bool, out: &mut Vec<Violation>) {
+    let chain = ctx.chain;
+    let turn = &chain.turns[t];
+    let nodes = chain.turn_nodes(t);
+    let path = turn.ptr;
+    let ix = ctx.turn_ix(t);
+    let final_assistant = is_last && turn.role == Role::Assistant;
+    if turn.empty && !final_assistant {
+        out.push(
+                ctx.at_turn(Rule::EmptyContent, t, format!("{path} ({}) has no content", turn.wire))
+                    .provider(Some(format!("messages.{ix}: all messages must have non-empty content except for the optional final assistant message")))
+            );
+    } else if !final_assistant {
+        for (k, n) in nodes.iter().enumerate() {
+            if matches!(n.kind, NodeKind::Text { blank: true }) {
+                let p = n.ptr.render();
+                out.push(
+                    ctx.at_node(
+                        Rule::EmptyContent,
+                        turn.first + k,
+                        format!("the text at {p} is empty or only white space"),
+                    )
+                    .provider(Some(
+                        "messages: text content blocks must be non-empty".into(),
+                    )),
+                );
+            }
+        }
+    }
+}
+
+/// Gemini: no turn without parts, of blank text only, or with a part that sets nothing.
+fn gemini_turn_is_not_empty(ctx: &Ctx, t: usize, out: &mut Vec<Violation>) {
+    let chain = ctx.chain;
+    let turn = &chain.turns[t];
+    let nodes = chain.turn_nodes(t);
+    let path = turn.ptr;
+    let ix = ctx.turn_ix(t);
+    let all_blank = !nodes.is_empty()
+        && nodes
+            .iter()
+            .all(|n| matches!(n.kind, NodeKind::Text { blank: true }));
+    if all_blank {
+        out.push(
+                ctx.at_turn(Rule::EmptyContent, t, format!("{path} holds only empty text parts"))
+                    .provider(Some("Unable to submit request because it must include at least one parts field, which describes the prompt input. Learn more: https://cloud.google.com/vertex-ai/generative-ai/docs/model-reference/gemini".into()))
+            );
+    }
+    if turn.empty {
+        out.push(
+                ctx.at_turn(Rule::EmptyContent, t, format!("{path} has no parts"))
+                    .provider(Some(format!("* GenerateContentRequest.contents[{ix}].parts: contents.parts must not be empty.")))
+            );
+    }
+    for (k, n) in nodes.iter().enumerate() {
+        if matches!(n.kind, NodeKind::Empty) {
+            let p = n.ptr.render();
+            out.push(
+                    ctx.at_node(Rule::EmptyContent, turn.first + k, format!("the part at {p} sets none of text, inlineData, fileData, functionCall or functionResponse"))
+                        .provider(Some(format!(
+                            "* GenerateContentRequest.contents[{ix}].parts[{}].data: required oneof field 'data' must have one initialized field",
+                            n.ptr.sub.unwrap_or(0)
+                        )))
+                );
+        }
+    }
+}
+
+/// Converse: no message without blocks, no blank text block anywhere.
+fn converse_message_is_not_empty(ctx: &Ctx, t: usize, out: &mut Vec<Violation>) {
+    let chain = ctx.chain;
+    let turn = &chain.turns[t];
+    let nodes = chain.turn_nodes(t);
+    let path = turn.ptr;
+    let ix = ctx.turn_ix(t);
+    if turn.empty {
+        out.push(ctx.at_turn(
+            Rule::EmptyContent,
+            t,
+            format!("{path} ({}) has no content blocks", turn.wire),
+        ));
+    }
+    for (k, n) in nodes.iter().enumerate() {
+        if matches!(n.kind, NodeKind::Text { blank: true }) {
+            let p = n.ptr.render();
+            out.push(
+                    ctx.at_node(
+                        Rule::EmptyContent,
+                        turn.first + k,
+                        format!("the text at {p} is empty or only white space"),
+                    )
+                    .provider(Some(format!(
+                        "The text field in the ContentBlock object at messages.{ix}.content.{} is blank. Add text to the text field, and try again.",
+                        n.ptr.sub.unwrap_or(0)
+                    ))),
+                );
         }
     }
 }

@@ -309,69 +309,14 @@ impl Writer<'_> {
         put_opt(&mut gc, "presencePenalty", s.presence_penalty);
         put_opt(&mut gc, "frequencyPenalty", s.frequency_penalty);
         let model = s.model.as_ref().and_then(Value::as_str).map(str::to_string);
-        let mut tc = Map::new();
-        let (budget, effort) = (s.thinking.take(), s.effort.take());
-        if let Some(t) = budget {
-            match t.neutral() {
-                Some(n) => {
-                    // Claude returns the thinking it does; thinking Claude does not do
-                    // (off, raised to a model's minimum) asks for none.
-                    let claude = matches!(t, Thinking::Claude(_)) && n != Thinking::Off;
-                    if let Some(b) = self.gemini_budget(n, model.as_deref()) {
-                        tc.insert("thinkingBudget".into(), Value::from(b));
-                        let include = s.include_thoughts.or((claude && b != 0).then_some(true));
-                        put_opt(&mut tc, "includeThoughts", include.map(Value::Bool));
-                    }
-                }
-                None => {
-                    let detail = format!(
-                        "this `thinking` of {} has no equivalent in Gemini's thinking budget",
-                        self.from
-                    );
-                    self.lost("thinking", "thinking", detail);
-                }
-            }
-        }
-        if let Some(e) = effort {
-            let gemini2 = model.as_deref().is_some_and(|m| {
-                let m = m.rsplit('/').next().unwrap_or(m);
-                m.starts_with("gemini-1") || m.starts_with("gemini-2")
-            });
-            let level = e.as_str().map(str::to_ascii_lowercase);
-            match level.as_deref() {
-                _ if tc.contains_key("thinkingBudget") => self.lost(
-                    "setting",
-                    "reasoning_effort",
-                    "a reasoning effort beside a thinking budget: Gemini takes one of thinkingBudget and thinkingLevel, and the budget is kept".into(),
-                ),
-                _ if gemini2 => self.lost(
-                    "setting",
-                    "reasoning_effort",
-                    "the reasoning effort is Gemini 3's `thinkingLevel`, which Gemini 2 models do not take".into(),
-                ),
-                Some(l @ ("minimal" | "low" | "medium" | "high")) => {
-                    tc.insert("thinkingLevel".into(), Value::from(l));
-                }
-                Some("xhigh") => {
-                    let path = match self.from {
-                        crate::Dialect::OpenAiResponses => "/reasoning/effort",
-                        _ => "/reasoning_effort",
-                    };
-                    self.changed(
-                        "setting",
-                        path,
-                        "the reasoning effort `xhigh` is above Gemini's highest thinking level: `high`".into(),
-                    );
-                    tc.insert("thinkingLevel".into(), Value::from("high"));
-                }
-                _ => self.drop("reasoning_effort", Some(e)),
-            }
-        }
-        if !tc.contains_key("thinkingBudget") {
-            if let Some(i) = s.include_thoughts {
-                tc.insert("includeThoughts".into(), Value::Bool(i));
-            }
-        }
+        let tc = self.gemini_thinking(
+            (
+                s.thinking.take(),
+                s.effort.take(),
+                s.include_thoughts.take(),
+            ),
+            model.as_deref(),
+        );
         if !tc.is_empty() {
             gc.insert("thinkingConfig".into(), Value::Object(tc));
         }
@@ -449,6 +394,78 @@ impl Writer<'_> {
 
     /// A thinking budget as Gemini's `thinkingBudget`, within the range of a Gemini 2.5
     /// model when the model is known to be one (a change is noted).
+    /// `generationConfig.thinkingConfig`: the thinking budget (or Gemini 3's level from a
+    /// reasoning effort) and whether thoughts are returned.
+    fn gemini_thinking(
+        &mut self,
+        (budget, effort, include_thoughts): (Option<Thinking>, Option<Value>, Option<bool>),
+        model: Option<&str>,
+    ) -> Map<String, Value> {
+        let mut tc = Map::new();
+        if let Some(t) = budget {
+            match t.neutral() {
+                Some(n) => {
+                    // Claude returns the thinking it does; thinking Claude does not do
+                    // (off, raised to a model's minimum) asks for none.
+                    let claude = matches!(t, Thinking::Claude(_)) && n != Thinking::Off;
+                    if let Some(b) = self.gemini_budget(n, model) {
+                        tc.insert("thinkingBudget".into(), Value::from(b));
+                        let include = include_thoughts.or((claude && b != 0).then_some(true));
+                        put_opt(&mut tc, "includeThoughts", include.map(Value::Bool));
+                    }
+                }
+                None => {
+                    let detail = format!(
+                        "this `thinking` of {} has no equivalent in Gemini's thinking budget",
+                        self.from
+                    );
+                    self.lost("thinking", "thinking", detail);
+                }
+            }
+        }
+        if let Some(e) = effort {
+            let gemini2 = model.is_some_and(|m| {
+                let m = m.rsplit('/').next().unwrap_or(m);
+                m.starts_with("gemini-1") || m.starts_with("gemini-2")
+            });
+            let level = e.as_str().map(str::to_ascii_lowercase);
+            match level.as_deref() {
+                _ if tc.contains_key("thinkingBudget") => self.lost(
+                    "setting",
+                    "reasoning_effort",
+                    "a reasoning effort beside a thinking budget: Gemini takes one of thinkingBudget and thinkingLevel, and the budget is kept".into(),
+                ),
+                _ if gemini2 => self.lost(
+                    "setting",
+                    "reasoning_effort",
+                    "the reasoning effort is Gemini 3's `thinkingLevel`, which Gemini 2 models do not take".into(),
+                ),
+                Some(l @ ("minimal" | "low" | "medium" | "high")) => {
+                    tc.insert("thinkingLevel".into(), Value::from(l));
+                }
+                Some("xhigh") => {
+                    let path = match self.from {
+                        crate::Dialect::OpenAiResponses => "/reasoning/effort",
+                        _ => "/reasoning_effort",
+                    };
+                    self.changed(
+                        "setting",
+                        path,
+                        "the reasoning effort `xhigh` is above Gemini's highest thinking level: `high`".into(),
+                    );
+                    tc.insert("thinkingLevel".into(), Value::from("high"));
+                }
+                _ => self.drop("reasoning_effort", Some(e)),
+            }
+        }
+        if !tc.contains_key("thinkingBudget") {
+            if let Some(i) = include_thoughts {
+                tc.insert("includeThoughts".into(), Value::Bool(i));
+            }
+        }
+        tc
+    }
+
     fn gemini_budget(&mut self, t: Thinking, model: Option<&str>) -> Option<i64> {
         let b = match t {
             Thinking::Budget(b) => b,

@@ -144,39 +144,7 @@ fn map_item<'a>(i: usize, it: &'a Value, chain: &mut Chain<'a>, out: &mut Vec<Vi
     let id = f.id;
     match ty {
         None | Some("message") => map_message(i, &f, ty.is_some(), chain, out),
-        Some("reasoning") => {
-            chain.begin_turn(
-                Role::Assistant,
-                "reasoning",
-                ptr,
-                f.summary.map(approx_size).unwrap_or(0),
-            );
-            let encrypted = f
-                .encrypted_content
-                .is_some_and(|v| v.as_str().is_some_and(|s| !s.is_empty()));
-            if f.summary.is_none() {
-                out.push(
-                    Violation::error(
-                        Rule::Malformed,
-                        ptr.render_with("summary"),
-                        format!("input[{i}] is a reasoning item without `summary`; the field is required (an empty list when the response gave none)"),
-                    )
-                    .provider(Some(format!("Missing required parameter: input[{i}].summary")))
-                    .at_turn(chain.turns.len().saturating_sub(1))
-                    .with_defect(Defect::ReasoningWithoutSummary),
-                );
-            }
-            chain.push(
-                NodeKind::Reasoning {
-                    item_id: id,
-                    signed: false,
-                    encrypted,
-                    redacted: false,
-                    wire: "reasoning",
-                },
-                ptr,
-            );
-        }
+        Some("reasoning") => map_reasoning(i, &f, id, ptr, chain, out),
         Some(t) => {
             if let Some((wire, _)) = CLIENT_CALLS.iter().find(|(c, _)| *c == t) {
                 chain.begin_turn(
@@ -262,6 +230,48 @@ fn map_item<'a>(i: usize, it: &'a Value, chain: &mut Chain<'a>, out: &mut Vec<Vi
             }
         }
     }
+}
+
+/// A reasoning item: its node, and a `malformed` finding when it lacks `summary`.
+fn map_reasoning<'a>(
+    i: usize,
+    f: &Fields<'a>,
+    id: Option<&'a str>,
+    ptr: Ptr,
+    chain: &mut Chain<'a>,
+    out: &mut Vec<Violation>,
+) {
+    chain.begin_turn(
+        Role::Assistant,
+        "reasoning",
+        ptr,
+        f.summary.map(approx_size).unwrap_or(0),
+    );
+    let encrypted = f
+        .encrypted_content
+        .is_some_and(|v| v.as_str().is_some_and(|s| !s.is_empty()));
+    if f.summary.is_none() {
+        out.push(
+            Violation::error(
+                Rule::Malformed,
+                ptr.render_with("summary"),
+                format!("input[{i}] is a reasoning item without `summary`; the field is required (an empty list when the response gave none)"),
+            )
+            .provider(Some(format!("Missing required parameter: input[{i}].summary")))
+            .at_turn(chain.turns.len().saturating_sub(1))
+            .with_defect(Defect::ReasoningWithoutSummary),
+        );
+    }
+    chain.push(
+        NodeKind::Reasoning {
+            item_id: id,
+            signed: false,
+            encrypted,
+            redacted: false,
+            wire: "reasoning",
+        },
+        ptr,
+    );
 }
 
 fn call_id_of<'a>(
