@@ -226,10 +226,11 @@ fn strip_ids(v: &Value, depth: u8) -> Value {
             o.iter()
                 .filter(|(k, _)| !IDS.contains(&k.as_str()))
                 .map(|(k, v)| {
-                    // Repair may write arguments stored as an object as their JSON text:
-                    // the same call either way.
+                    // Repair may write arguments stored as an object as their JSON text,
+                    // and a Converse input given as JSON text as its object: the same
+                    // call either way.
                     let v = match (k.as_str(), v) {
-                        ("arguments", Value::String(text)) => {
+                        ("arguments" | "input", Value::String(text)) => {
                             serde_json::from_str(text).unwrap_or_else(|_| v.clone())
                         }
                         _ => strip_ids(v, depth - 1),

@@ -76,6 +76,10 @@ pub(crate) enum Defect {
     /// A provider that needs content in every message (xAI) got `""` or `[]`: no content
     /// to put there is known, so it is reported only.
     ContentRequired,
+    /// Converse: a `toolUse.input` that is not an object (a string of the arguments).
+    ToolInputNotObject,
+    /// Converse: a `toolResult` content `json` member that is not an object.
+    ResultJsonNotObject,
     /// Anthropic and Converse: a message of the same role as the one before it.
     SameRoleInARow,
     /// Responses: a reasoning item without its (required) `summary`.

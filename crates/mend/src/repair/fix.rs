@@ -98,6 +98,11 @@ impl<'p, 'a> Fixer<'p, 'a> {
         drop_node(&mut self.plan, self.a, n);
     }
 
+    /// Replace node `n`'s wire value (the whole item, or its element) with `value`.
+    pub(crate) fn replace_node(&mut self, n: usize, value: Value) {
+        replace_node(&mut self.plan, self.a.chain.nodes[n].ptr, value);
+    }
+
     /// Put `value` (a result of the call at node `call`) where that call's results go.
     pub(crate) fn place_result_of(&mut self, call: usize, value: Value) {
         let target = target_for(self.a, call);

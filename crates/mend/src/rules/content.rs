@@ -157,6 +157,11 @@ pub(crate) const MALFORMED: RuleSpec = RuleSpec {
     severity: Severity::Error,
     provider_texts: &[
         ProviderText {
+            provider: "bedrock",
+            text: "The format of the value at messages.28.content.0.toolResult.content.0.json is invalid. Provide a json object for the field and try again.",
+            source: "haystack-core-integrations#3766, aws-sdk-js-v3#7330; the same wording for toolUse.input in vercel/ai#19023",
+        },
+        ProviderText {
             provider: "openai",
             text: "Invalid 'messages[1].tool_calls': empty array. Expected an array with minimum length 1, but got an empty array instead.",
             source: "provider-errors.jsonl openai_chat-08",
@@ -192,8 +197,8 @@ pub(crate) const MALFORMED: RuleSpec = RuleSpec {
             source: "provider-errors.jsonl bedrock_converse-14",
         },
     ],
-    repair: Repair::Sometimes("Removes an empty tool_calls array from an OpenAI chat assistant message, writes a chat call's `function.arguments` object as its JSON text, and trims trailing white space from a final Anthropic assistant prefill. Every other shape problem is reported and left alone. A body with no history at all (not an object, or no history key) is a usage error for the CLI (exit 2); a history key of the wrong type is this finding."),
-    doc: "Each dialect reader reports shapes it cannot read (a value of the wrong type, a block or part without its type, a missing required field) as malformed with a JSON pointer, instead of failing.\nAlso reported here: an OpenAI chat `tool_calls: []` and an empty function name, an Anthropic final assistant prefill ending in white space, and under strict profiles the fields a provider rejects: groq and cerebras unknown message fields (e.g. reasoning_content, timestamp), fireworks unknown tool call fields, xai a name on a non-user message.\nMust not flag: unknown fields under the generic profile (kept verbatim), Anthropic document and image blocks, Gemini fileData and code-execution parts, Responses input as a plain string.\nThe code quotes Groq's wording for Cerebras too; the Cerebras row (openai_chat-33) reads \"messages.2.assistant.reasoning_content: property '…' is unsupported\". The empty tool_calls row (openai_chat-08) matches but is not quoted (the finding has no provider text).\nFix: only the two safe edits above; everything else needs the client fixed.\nBedrock Converse: a content block is a union that sets exactly one member (text, toolUse, toolResult, reasoningContent, image, document, video, cachePoint, guardContent, citationsContent); content is always a list; reasoningContent is reasoningText {text, signature} or redactedContent.\nOpenAI chat also: `function.arguments` that is not a string (an object stored parsed: OpenAI's type error, its wording for wrong types; repair writes the JSON text), and content parts of another dialect (Anthropic tool_use, tool_result, thinking, server tool blocks; Responses input_text, output_text, input_image, input_file, function_call) with OpenAI's enum error wording (the exact text for these types is not recorded; qwen-code#1888 shows a compatible API's instance). Types chat-compatible APIs add (video_url, document_url, ...) are not flagged.\nAnthropic also: a missing or non-integer `max_tokens` (\"max_tokens: Field required\", the API's validation wording; every deployment, Vertex and Bedrock InvokeModel included, requires it). Reported, never filled in: the limit is the caller's choice.",
+    repair: Repair::Sometimes("Removes an empty tool_calls array from an OpenAI chat assistant message, writes a chat call's `function.arguments` object as its JSON text, and trims trailing white space from a final Anthropic assistant prefill. Every other shape problem is reported and left alone. A body with no history at all (not an object, or no history key) is a usage error for the CLI (exit 2); a history key of the wrong type is this finding. Converse: a toolUse input given as its JSON text becomes the object; a toolResult json value that is not an object is sent as text."),
+    doc: "Each dialect reader reports shapes it cannot read (a value of the wrong type, a block or part without its type, a missing required field) as malformed with a JSON pointer, instead of failing.\nAlso reported here: an OpenAI chat `tool_calls: []` and an empty function name, an Anthropic final assistant prefill ending in white space, and under strict profiles the fields a provider rejects: groq and cerebras unknown message fields (e.g. reasoning_content, timestamp), fireworks unknown tool call fields, xai a name on a non-user message.\nMust not flag: unknown fields under the generic profile (kept verbatim), Anthropic document and image blocks, Gemini fileData and code-execution parts, Responses input as a plain string.\nThe code quotes Groq's wording for Cerebras too; the Cerebras row (openai_chat-33) reads \"messages.2.assistant.reasoning_content: property '…' is unsupported\". The empty tool_calls row (openai_chat-08) matches but is not quoted (the finding has no provider text).\nFix: only the two safe edits above; everything else needs the client fixed.\nBedrock Converse: a content block is a union that sets exactly one member (text, toolUse, toolResult, reasoningContent, image, document, video, cachePoint, guardContent, citationsContent); content is always a list; reasoningContent is reasoningText {text, signature} or redactedContent.\nOpenAI chat also: `function.arguments` that is not a string (an object stored parsed: OpenAI's type error, its wording for wrong types; repair writes the JSON text), and content parts of another dialect (Anthropic tool_use, tool_result, thinking, server tool blocks; Responses input_text, output_text, input_image, input_file, function_call) with OpenAI's enum error wording (the exact text for these types is not recorded; qwen-code#1888 shows a compatible API's instance). Types chat-compatible APIs add (video_url, document_url, ...) are not flagged.\nAnthropic also: a missing or non-integer `max_tokens` (\"max_tokens: Field required\", the API's validation wording; every deployment, Vertex and Bedrock InvokeModel included, requires it). Reported, never filled in: the limit is the caller's choice.\nConverse also: a `toolUse.input` that is not an object (vercel/ai#19023; repair writes the object when the string is its JSON text, else reports) and a toolResult `json` member that is not an object (haystack-core-integrations#3766, aws-sdk-js-v3#7330; repair sends the value as text), both answered \"The format of the value at … is invalid. Provide a json object for the field and try again.\"",
     example: r#"{
   "model": "gpt-4o",
   "messages": [
@@ -581,6 +586,48 @@ fn reshape_the_known_defects(fx: &mut Fixer, v: &Violation) {
             }
         }
         Some(Defect::HeldUpstream | Defect::SameRoleInARow | Defect::ContentRequired) => {}
+        Some(Defect::ToolInputNotObject) => {
+            // Only where the string is the object's JSON text: anything else would be
+            // a guess at what the model meant.
+            let Some(n) = v.loc.node else { return };
+            let Some(block) = fx.value_of(n) else { return };
+            let Some(Value::String(text)) = block.pointer("/toolUse/input") else {
+                return;
+            };
+            let Ok(parsed @ Value::Object(_)) = serde_json::from_str::<Value>(text) else {
+                return;
+            };
+            let mut block = block.clone();
+            block["toolUse"]["input"] = parsed;
+            if fx.claim(n) {
+                fx.replace_node(n, block);
+                let detail =
+                    "wrote the input's JSON text as the object it holds, as Converse takes it";
+                fx.note(v.rule, v.path.clone(), "set", detail.into());
+            }
+        }
+        Some(Defect::ResultJsonNotObject) => {
+            // The value stays, as the text it is: Converse's `json` takes objects only.
+            let Some(n) = v.loc.node else { return };
+            let Some(block) = fx.value_of(n) else { return };
+            let mut block = block.clone();
+            let Some(Value::Array(content)) = block.pointer_mut("/toolResult/content") else {
+                return;
+            };
+            for c in content.iter_mut() {
+                let text = match c.get("json") {
+                    Some(Value::Object(_)) | None => continue,
+                    Some(Value::String(s)) => s.clone(),
+                    Some(other) => other.to_string(),
+                };
+                *c = json!({ "text": text });
+            }
+            if fx.claim(n) {
+                fx.replace_node(n, block);
+                let detail = "sent the tool's non-object json output as text, which keeps it whole";
+                fx.note(v.rule, v.path.clone(), "set", detail.into());
+            }
+        }
         Some(Defect::ArgumentsNotString) => {
             let Some(n) = v.loc.node else { return };
             let ptr = fx.chain().nodes[n].ptr;

@@ -19,7 +19,7 @@ use serde_json::{Map, Value};
 use super::openai_chat::approx_size;
 use super::{blank, kind_of, malformed};
 use crate::chain::{CallKind, Chain, NodeKind, Ptr, Role};
-use crate::violation::Violation;
+use crate::violation::{Defect, Rule, Violation};
 
 pub mod canonical;
 pub(crate) mod settings;
@@ -210,6 +210,12 @@ fn map_block<'a>(
         return;
     };
     let s = |k: &str| v.get(k).and_then(Value::as_str);
+    if key == "toolUse" {
+        check_tool_input(i, j, v, p, chain, out);
+    }
+    if key == "toolResult" {
+        check_result_json(i, j, v, p, chain, out);
+    }
     let kind = match key {
         "text" => match v {
             Value::String(t) => NodeKind::Text { blank: blank(t) },
@@ -291,6 +297,71 @@ fn map_block<'a>(
         other => NodeKind::Other { wire: other },
     };
     chain.push(kind, p);
+}
+
+/// `toolUse.input` must be a JSON object: a client that kept a model's malformed
+/// arguments as a string replays a string, which Converse refuses.
+fn check_tool_input(
+    i: usize,
+    j: usize,
+    v: &Value,
+    p: Ptr,
+    chain: &Chain,
+    out: &mut Vec<Violation>,
+) {
+    match v.get("input") {
+        None | Some(Value::Object(_)) => {}
+        Some(other) => out.push(
+            Violation::error(
+                Rule::Malformed,
+                format!("{}/toolUse/input", p.render()),
+                format!(
+                    "messages[{i}].content[{j}].toolUse.input is {} but must be a JSON object",
+                    kind_of(other)
+                ),
+            )
+            .provider(Some(format!(
+                "The format of the value at messages.{i}.content.{j}.toolUse.input is invalid. Provide a json object for the field and try again."
+            )))
+            .at_node(chain.nodes.len(), chain.turns.len().saturating_sub(1))
+            .with_defect(Defect::ToolInputNotObject),
+        ),
+    }
+}
+
+/// A `toolResult` content block's `json` member must be a JSON object (a number, a list
+/// or a string parsed from a tool's text output is refused).
+fn check_result_json(
+    i: usize,
+    j: usize,
+    v: &Value,
+    p: Ptr,
+    chain: &Chain,
+    out: &mut Vec<Violation>,
+) {
+    let Some(Value::Array(content)) = v.get("content") else {
+        return;
+    };
+    for (k, c) in content.iter().enumerate() {
+        match c.get("json") {
+            None | Some(Value::Object(_)) => {}
+            Some(other) => out.push(
+                Violation::error(
+                    Rule::Malformed,
+                    format!("{}/toolResult/content/{k}/json", p.render()),
+                    format!(
+                        "messages[{i}].content[{j}].toolResult.content[{k}].json is {} but must be a JSON object",
+                        kind_of(other)
+                    ),
+                )
+                .provider(Some(format!(
+                    "The format of the value at messages.{i}.content.{j}.toolResult.content.{k}.json is invalid. Provide a json object for the field and try again."
+                )))
+                .at_node(chain.nodes.len(), chain.turns.len().saturating_sub(1))
+                .with_defect(Defect::ResultJsonNotObject),
+            ),
+        }
+    }
 }
 
 /// A `reasoningContent` union as a reasoning node; None when it is neither form.
