@@ -289,6 +289,26 @@ fn map_block<'a>(
             }
         },
         "image" | "document" | "search_result" | "container_upload" => NodeKind::Media,
+        "tool_use" | "server_tool_use" | "mcp_tool_use"
+            if b.get("input").is_some_and(|v| !v.is_object()) =>
+        {
+            // Claude's calls carry their input as an object; a client that kept the
+            // model's arguments as text sends a string (claude-code#6696).
+            let what = kind_of(&b["input"]);
+            out.push(
+                Violation::error(
+                    crate::violation::Rule::Malformed,
+                    p.render_with("input"),
+                    format!("messages[{i}].content[{j}].input is {what} but a {ty} block's input must be an object"),
+                )
+                .provider(Some(format!(
+                    "messages.{i}.content.{j}.{ty}.input: Input should be a valid dictionary"
+                )))
+                .at_node(chain.nodes.len(), chain.turns.len().saturating_sub(1))
+                .with_defect(crate::violation::Defect::ToolInputNotObject),
+            );
+            return map_call_block(ty, s("id"), s("name"), p, chain);
+        }
         "tool_use" => NodeKind::Call {
             call_id: s("id"),
             name: s("name"),
@@ -343,6 +363,32 @@ fn map_block<'a>(
         t => NodeKind::Other { wire: t },
     };
     chain.push(kind, p);
+}
+
+/// A call block's node (its input judged apart).
+fn map_call_block<'a>(
+    ty: &'a str,
+    id: Option<&'a str>,
+    name: Option<&'a str>,
+    p: Ptr,
+    chain: &mut Chain<'a>,
+) {
+    let (kind, wire) = match ty {
+        "tool_use" => (CallKind::Client, "tool_use"),
+        "mcp_tool_use" => (CallKind::Server, "mcp_tool_use"),
+        _ => (CallKind::Server, "server_tool_use"),
+    };
+    chain.push(
+        NodeKind::Call {
+            call_id: id,
+            name,
+            item_id: None,
+            kind,
+            wire,
+            signed: false,
+        },
+        p,
+    );
 }
 
 /// A `tool_result` block answering `tool_use_id`, marked as an error (for repair).
