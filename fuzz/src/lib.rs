@@ -230,7 +230,7 @@ fn strip_ids(v: &Value, depth: u8) -> Value {
                     // and a Converse input given as JSON text as its object: the same
                     // call either way.
                     let v = match (k.as_str(), v) {
-                        ("arguments" | "input", Value::String(text)) => {
+                        ("arguments" | "input" | "args", Value::String(text)) => {
                             serde_json::from_str(text).unwrap_or_else(|_| v.clone())
                         }
                         _ => strip_ids(v, depth - 1),

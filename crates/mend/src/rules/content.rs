@@ -198,7 +198,7 @@ pub(crate) const MALFORMED: RuleSpec = RuleSpec {
         },
     ],
     repair: Repair::Sometimes("Removes an empty tool_calls array from an OpenAI chat assistant message, writes a chat call's `function.arguments` object as its JSON text, and trims trailing white space from a final Anthropic assistant prefill. Every other shape problem is reported and left alone. A body with no history at all (not an object, or no history key) is a usage error for the CLI (exit 2); a history key of the wrong type is this finding. Converse: a toolUse input given as its JSON text becomes the object; a toolResult json value that is not an object is sent as text."),
-    doc: "Each dialect reader reports shapes it cannot read (a value of the wrong type, a block or part without its type, a missing required field) as malformed with a JSON pointer, instead of failing.\nAlso reported here: an OpenAI chat `tool_calls: []` and an empty function name, an Anthropic final assistant prefill ending in white space, and under strict profiles the fields a provider rejects: groq and cerebras unknown message fields (e.g. reasoning_content, timestamp), fireworks unknown tool call fields, xai a name on a non-user message.\nMust not flag: unknown fields under the generic profile (kept verbatim), Anthropic document and image blocks, Gemini fileData and code-execution parts, Responses input as a plain string.\nThe code quotes Groq's wording for Cerebras too; the Cerebras row (openai_chat-33) reads \"messages.2.assistant.reasoning_content: property '…' is unsupported\". The empty tool_calls row (openai_chat-08) matches but is not quoted (the finding has no provider text).\nFix: only the two safe edits above; everything else needs the client fixed.\nBedrock Converse: a content block is a union that sets exactly one member (text, toolUse, toolResult, reasoningContent, image, document, video, cachePoint, guardContent, citationsContent); content is always a list; reasoningContent is reasoningText {text, signature} or redactedContent.\nOpenAI chat also: `function.arguments` that is not a string (an object stored parsed: OpenAI's type error, its wording for wrong types; repair writes the JSON text), and content parts of another dialect (Anthropic tool_use, tool_result, thinking, server tool blocks; Responses input_text, output_text, input_image, input_file, function_call) with OpenAI's enum error wording (the exact text for these types is not recorded; qwen-code#1888 shows a compatible API's instance). Types chat-compatible APIs add (video_url, document_url, ...) are not flagged.\nAnthropic also: a missing or non-integer `max_tokens` (\"max_tokens: Field required\", the API's validation wording; every deployment, Vertex and Bedrock InvokeModel included, requires it). Reported, never filled in: the limit is the caller's choice.\nConverse also: a `toolUse.input` that is not an object (vercel/ai#19023; repair writes the object when the string is its JSON text, else reports) and a toolResult `json` member that is not an object (haystack-core-integrations#3766, aws-sdk-js-v3#7330; repair sends the value as text), both answered \"The format of the value at … is invalid. Provide a json object for the field and try again.\"\nAnthropic also: a tool_use (or server tool) input that is not an object (\"messages.N.content.M.tool_use.input: Input should be a valid dictionary\", claude-code#6696, anthropic-sdk-typescript#648); repaired like Converse's.",
+    doc: "Each dialect reader reports shapes it cannot read (a value of the wrong type, a block or part without its type, a missing required field) as malformed with a JSON pointer, instead of failing.\nAlso reported here: an OpenAI chat `tool_calls: []` and an empty function name, an Anthropic final assistant prefill ending in white space, and under strict profiles the fields a provider rejects: groq and cerebras unknown message fields (e.g. reasoning_content, timestamp), fireworks unknown tool call fields, xai a name on a non-user message.\nMust not flag: unknown fields under the generic profile (kept verbatim), Anthropic document and image blocks, Gemini fileData and code-execution parts, Responses input as a plain string.\nThe code quotes Groq's wording for Cerebras too; the Cerebras row (openai_chat-33) reads \"messages.2.assistant.reasoning_content: property '…' is unsupported\". The empty tool_calls row (openai_chat-08) matches but is not quoted (the finding has no provider text).\nFix: only the two safe edits above; everything else needs the client fixed.\nBedrock Converse: a content block is a union that sets exactly one member (text, toolUse, toolResult, reasoningContent, image, document, video, cachePoint, guardContent, citationsContent); content is always a list; reasoningContent is reasoningText {text, signature} or redactedContent.\nOpenAI chat also: `function.arguments` that is not a string (an object stored parsed: OpenAI's type error, its wording for wrong types; repair writes the JSON text), and content parts of another dialect (Anthropic tool_use, tool_result, thinking, server tool blocks; Responses input_text, output_text, input_image, input_file, function_call) with OpenAI's enum error wording (the exact text for these types is not recorded; qwen-code#1888 shows a compatible API's instance). Types chat-compatible APIs add (video_url, document_url, ...) are not flagged.\nAnthropic also: a missing or non-integer `max_tokens` (\"max_tokens: Field required\", the API's validation wording; every deployment, Vertex and Bedrock InvokeModel included, requires it). Reported, never filled in: the limit is the caller's choice.\nConverse also: a `toolUse.input` that is not an object (vercel/ai#19023; repair writes the object when the string is its JSON text, else reports) and a toolResult `json` member that is not an object (haystack-core-integrations#3766, aws-sdk-js-v3#7330; repair sends the value as text), both answered \"The format of the value at … is invalid. Provide a json object for the field and try again.\"\nAnthropic also: a tool_use (or server tool) input that is not an object (\"messages.N.content.M.tool_use.input: Input should be a valid dictionary\", claude-code#6696, anthropic-sdk-typescript#648); repaired like Converse's.\nGemini also: `functionCall.args` and `functionResponse.response` are protobuf Structs, so a string, number or list there is refused (\"Invalid value at '…function_response.response' (type.googleapis.com/google.protobuf.Struct)\", AstrBot#7216; a list: \"Proto field is not repeating, cannot start list.\", vercel/ai#3589, symfony/ai#2040); repair writes args given as their JSON text as the object, and puts a non-object response under `result`, as Google's SDKs do.",
     example: r#"{
   "model": "gpt-4o",
   "messages": [
@@ -593,6 +593,8 @@ fn reshape_the_known_defects(fx: &mut Fixer, v: &Violation) {
             let Some(block) = fx.value_of(n) else { return };
             let at = match fx.dialect() {
                 Dialect::BedrockConverse => "/toolUse/input",
+                Dialect::Gemini if block.get("function_call").is_some() => "/function_call/args",
+                Dialect::Gemini => "/functionCall/args",
                 _ => "/input",
             };
             let Some(Value::String(text)) = block.pointer(at) else {
@@ -609,6 +611,28 @@ fn reshape_the_known_defects(fx: &mut Fixer, v: &Violation) {
                 fx.replace_node(n, block);
                 let detail =
                     "wrote the input's JSON text as the object it holds, as the API takes it";
+                fx.note(v.rule, v.path.clone(), "set", detail.into());
+            }
+        }
+        Some(Defect::ResultJsonNotObject) if fx.dialect() == Dialect::Gemini => {
+            // Gemini's response is a Struct: the value goes under `result`, as Google's
+            // own SDKs send a function's non-object return value.
+            let Some(n) = v.loc.node else { return };
+            let Some(part) = fx.value_of(n) else { return };
+            let key = if part.get("function_response").is_some() {
+                "function_response"
+            } else {
+                "functionResponse"
+            };
+            let Some(response) = part.get(key).and_then(|r| r.get("response")) else {
+                return;
+            };
+            let mut part = part.clone();
+            part[key]["response"] = json!({ "result": response.clone() });
+            if fx.claim(n) {
+                fx.replace_node(n, part);
+                let detail =
+                    "put the response under `result`, the object Gemini takes, as Google's SDKs do";
                 fx.note(v.rule, v.path.clone(), "set", detail.into());
             }
         }
