@@ -80,6 +80,9 @@ pub(crate) enum Defect {
     ToolInputNotObject,
     /// Converse: a `toolResult` content `json` member that is not an object.
     ResultJsonNotObject,
+    /// OpenAI: a tool's output (chat `tool` content, Responses `function_call_output`)
+    /// given as a JSON object instead of its text.
+    OutputNotText,
     /// Anthropic and Converse: a message of the same role as the one before it.
     SameRoleInARow,
     /// Responses: a reasoning item without its (required) `summary`.

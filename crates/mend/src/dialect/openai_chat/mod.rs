@@ -220,15 +220,28 @@ fn map_content<'a>(
                 map_part(i, j, p, chain, out);
             }
         }
-        Some(other) => malformed(
-            out,
-            ptr,
-            Some("content"),
-            format!(
-                "messages[{i}].content is {} but must be a string, an array of parts, or null",
-                kind_of(other)
-            ),
-        ),
+        Some(other) => {
+            let tool = chain.turns.last().is_some_and(|t| t.role == Role::Tool);
+            let mut v = Violation::error(
+                Rule::Malformed,
+                ptr.render_with("content"),
+                format!(
+                    "messages[{i}].content is {} but must be a string, an array of parts, or null",
+                    kind_of(other)
+                ),
+            )
+            // OpenAI's wording, recorded for an object (paperless-ai#748).
+            .provider(other.is_object().then(|| format!(
+                "Invalid type for 'messages[{i}].content': expected one of a string or array of objects, but got an object instead."
+            )));
+            if tool && other.is_object() {
+                // A tool's structured output: its JSON text is what the API takes.
+                v = v
+                    .at_turn(chain.turns.len().saturating_sub(1))
+                    .with_defect(Defect::OutputNotText);
+            }
+            out.push(v);
+        }
     }
 }
 

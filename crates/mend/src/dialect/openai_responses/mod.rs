@@ -173,6 +173,21 @@ fn map_item<'a>(i: usize, it: &'a Value, chain: &mut Chain<'a>, out: &mut Vec<Vi
                     f.output.map(approx_size).unwrap_or(0),
                 );
                 let call_id = call_id_of(i, f.call_id, ptr, out);
+                let text_output = matches!(t, "function_call_output" | "custom_tool_call_output");
+                if let Some(o @ Value::Object(_)) = f.output.filter(|_| text_output) {
+                    out.push(
+                        Violation::error(
+                            Rule::Malformed,
+                            ptr.render_with("output"),
+                            format!("input[{i}].output is {} but a {t}'s output is its text (or a list of content parts)", kind_of(o)),
+                        )
+                        .provider(Some(format!(
+                            "Invalid type for 'input[{i}].output': expected one of a string or array of objects, but got an object instead."
+                        )))
+                        .at_turn(chain.turns.len().saturating_sub(1))
+                        .with_defect(Defect::OutputNotText),
+                    );
+                }
                 chain.push(
                     NodeKind::Result {
                         call_id,
