@@ -181,7 +181,9 @@ fn blamable(v: &Validation, body: Value) -> Result<Vec<Violation>> {
             let turn = turn_of(x, &analysis.chain, key);
             let waiting = matches!(
                 x.rule,
-                Rule::ToolCallWithoutResult | Rule::ReasoningWithoutFollower
+                Rule::ToolCallWithoutResult
+                    | Rule::ReasoningWithoutFollower
+                    | Rule::ThinkingFinalBlock
             ) && turn.is_some_and(|t| t >= tail);
             !waiting
         })

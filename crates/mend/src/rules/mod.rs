@@ -12,7 +12,7 @@
 //! | `rules/roles.rs` | `role-order`, `function-call-position` |
 //! | `rules/content.rs` | `empty-content`, `tools-undeclared`, `cache-breakpoints`, `malformed` |
 //! | `rules/reasoning.rs` | `reasoning-without-follower`, `call-without-reasoning`, `follower-id-mismatch`, `item-not-stored`, `missing-reasoning-content` |
-//! | `rules/thinking.rs` | `thinking-not-first`, `thinking-modified`, `missing-thought-signature` |
+//! | `rules/thinking.rs` | `thinking-not-first`, `thinking-modified`, `thinking-final-block`, `missing-thought-signature` |
 //!
 //! Adding a rule: its spec, check and fix in its family module, one line in the
 //! `catalog!` below, and its cases under `cases/<dialect>/<rule>/`.
@@ -150,6 +150,8 @@ catalog! {
     ThinkingNotFirst => thinking::THINKING_NOT_FIRST,
     /// A signed thinking block was changed, stripped of its signature, or misplaced.
     ThinkingModified => thinking::THINKING_MODIFIED,
+    /// An assistant message whose last block is a thinking block.
+    ThinkingFinalBlock => thinking::THINKING_FINAL_BLOCK,
     /// A Gemini function call sent back without its thought signature.
     MissingThoughtSignature => thinking::MISSING_THOUGHT_SIGNATURE,
     /// A function-response turn answers a different number of calls than were made.
@@ -332,6 +334,7 @@ pub(crate) fn run(ctx: &Ctx, out: &mut Vec<Violation>) -> Vec<(usize, usize)> {
             content::cache_breakpoints_fit(ctx, out);
             thinking::thinking_comes_first(ctx, out);
             thinking::thinking_is_unmodified(ctx, out);
+            thinking::thinking_is_not_last(ctx, out);
         }
         Dialect::Gemini => {
             roles::function_calls_follow_user_or_response(ctx, out);

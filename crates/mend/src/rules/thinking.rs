@@ -99,6 +99,32 @@ pub(crate) const THINKING_NOT_FIRST: RuleSpec = RuleSpec {
     fix: Some(put_thinking_first),
 };
 
+pub(crate) const THINKING_FINAL_BLOCK: RuleSpec = RuleSpec {
+    id: "thinking-final-block",
+    summary: "an Anthropic assistant message ends with a thinking block (a thinking-only message, or text stripped after the thinking)",
+    dialects: &[Dialect::Anthropic],
+    profiles: &[],
+    severity: Severity::Error,
+    provider_texts: &[ProviderText {
+        provider: "anthropic",
+        text: "messages.1: The final block in an assistant message cannot be `thinking`.",
+        source: "provider-errors.jsonl anthropic-15; forgecode#2107, claude-code#11514",
+    }],
+    repair: Repair::Sometimes("In an assistant message of an earlier turn (a user message that is not only tool results follows it), the trailing thinking blocks go: Anthropic strips the thinking of earlier turns anyway, so nothing the model reads is lost; a message left empty goes with them. In the current turn the thinking is the model's own and cannot be changed or completed: reported, left alone."),
+    doc: "Anthropic refuses an assistant message, in any position, whose last block is `thinking` or `redacted_thinking`: a reasoning-only turn kept in history (an interrupted response, a store that keeps reasoning-only messages) or a client that stripped the text after the thinking.\nThe check flags every assistant message of the history whose last block is a thinking block.\nMust not flag: thinking followed by text or tool_use, an assistant message without thinking.\nFix: drop the trailing thinking of earlier turns (the API drops them itself); the current turn is reported.",
+    example: r#"{
+  "model": "claude-sonnet-4-5",
+  "max_tokens": 2048,
+  "thinking": {"type": "enabled", "budget_tokens": 1024},
+  "messages": [
+    {"role": "user", "content": "What is 17 * 19?"},
+    {"role": "assistant", "content": [{"type": "thinking", "thinking": "17 * 19 = 323", "signature": "EqQBCkYIBxgCKkB"}]},
+    {"role": "user", "content": "Please answer."}
+  ]
+}"#,
+    fix: Some(drop_the_trailing_thinking),
+};
+
 pub(crate) const THINKING_MODIFIED: RuleSpec = RuleSpec {
     id: "thinking-modified",
     summary: "an Anthropic thinking block cannot be sent as it is: unsigned, a redacted_thinking block without its data, or thinking in the final assistant message with thinking off",
@@ -413,6 +439,31 @@ pub(crate) fn thinking_is_unmodified(ctx: &Ctx, out: &mut Vec<Violation>) {
     }
 }
 
+/// Anthropic: no assistant message ends with a thinking block.
+pub(crate) fn thinking_is_not_last(ctx: &Ctx, out: &mut Vec<Violation>) {
+    let chain = ctx.chain;
+    for t in ctx.history() {
+        let turn = &chain.turns[t];
+        if turn.role != Role::Assistant || turn.end == turn.first {
+            continue;
+        }
+        let n = turn.end - 1;
+        if matches!(chain.nodes[n].kind, NodeKind::Reasoning { .. }) {
+            out.push(
+                ctx.at_node(
+                    Rule::ThinkingFinalBlock,
+                    n,
+                    format!("{} ends with a thinking block; an assistant message must end with text or a tool call", turn.ptr),
+                )
+                .provider(Some(format!(
+                    "messages.{}: The final block in an assistant message cannot be `thinking`.",
+                    ctx.turn_ix(t)
+                ))),
+            );
+        }
+    }
+}
+
 /// Gemini 3: in the current turn, the first function call of each model step carries
 /// the thought signature the API returned.
 pub(crate) fn current_turn_calls_are_signed(ctx: &Ctx, out: &mut Vec<Violation>) {
@@ -546,6 +597,49 @@ fn turn_thinking_off(fx: &mut Fixer, v: &Violation) {
     if fx.set_body_field(field, Some(value)) {
         let detail = format!("turned thinking off for this request ({shown}), as Anthropic advises: the thinking block that opened the current tool loop is gone and cannot be recreated");
         fx.note(v.rule, v.path.clone(), "set", detail);
+    }
+}
+
+/// `thinking-final-block`: in an earlier turn, the message's trailing thinking blocks
+/// go (the API strips earlier turns' thinking itself); in the current turn, nothing.
+fn drop_the_trailing_thinking(fx: &mut Fixer, v: &Violation) {
+    let Some(t) = v.loc.turn else { return };
+    let chain = fx.chain();
+    let earlier_turn = (t + 1..chain.turns.len()).any(|u| {
+        chain.turns[u].role == Role::User
+            && chain
+                .turn_nodes(u)
+                .iter()
+                .any(|n| !matches!(n.kind, NodeKind::Result { .. }))
+    });
+    // Another finding about the same message (thinking not first, say) is settled
+    // first: its fix may be what makes the thinking not last.
+    let others = fx.a.violations.iter().any(|w| {
+        w.rule != Rule::ThinkingFinalBlock && w.severity == Severity::Error && w.loc.turn == Some(t)
+    });
+    if !earlier_turn || others {
+        return;
+    }
+    let turn = &chain.turns[t];
+    let trailing: Vec<usize> = (turn.first..turn.end)
+        .rev()
+        .take_while(|&n| matches!(chain.nodes[n].kind, NodeKind::Reasoning { .. }))
+        .collect();
+    if trailing.len() == turn.end - turn.first {
+        if let Some(i) = fx.item_of_turn(t) {
+            if fx.plan.drop_items.insert(i) {
+                let detail = "dropped the thinking-only message of an earlier turn: Anthropic strips earlier turns' thinking, so the model loses nothing".to_string();
+                fx.note(v.rule, turn.ptr.render(), "drop", detail);
+            }
+        }
+        return;
+    }
+    for n in trailing {
+        if fx.claim(n) {
+            fx.drop_node(n);
+            let detail = "dropped the trailing thinking block of an earlier turn: Anthropic strips earlier turns' thinking, so the model loses nothing".to_string();
+            fx.note(v.rule, chain.nodes[n].ptr.render(), "drop", detail);
+        }
     }
 }
 

@@ -275,8 +275,9 @@ fn strip(v: &mut Value) {
 
 /// Rules that repair leaves alone because fixing them would mean inventing content: an
 /// id nobody knows, a signed thinking block, a turn order the user must decide.
-const CANNOT_REPAIR: [Rule; 7] = [
+const CANNOT_REPAIR: [Rule; 8] = [
     Rule::RoleOrder,
+    Rule::ThinkingFinalBlock,
     Rule::FunctionCallPosition,
     Rule::ThinkingNotFirst,
     Rule::DuplicateCallId,
