@@ -71,14 +71,6 @@ pub(super) async fn after(
         return Ok((first.into_response(), None));
     };
     let (inner, dname) = (&ctx.inner, ctx.dname());
-    tapping::upstream_response(
-        inner,
-        &ctx.id,
-        first.status,
-        first.headers.clone(),
-        &first.seen(),
-        ctx.started,
-    );
     let recognized = rule_ids(rules.iter().copied());
     // `outcome` for the header and the log, `label` for the metric.
     let skip = |outcome: &'static str, label: &'static str, first: Buffered| {
@@ -106,6 +98,15 @@ pub(super) async fn after(
     else {
         return skip("unrepairable", "unrepairable", first);
     };
+    // The refused answer is not passed back: the tap is the one place it is kept.
+    tapping::upstream_response(
+        inner,
+        &ctx.id,
+        first.status,
+        first.headers.clone(),
+        &first.seen(),
+        ctx.started,
+    );
     tapping::request(ctx, mode, received, &repair);
     let retried = match act::resend(ctx, repaired).await {
         Ok(r) => r,

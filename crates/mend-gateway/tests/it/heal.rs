@@ -348,3 +348,96 @@ async fn a_request_may_ask_for_heal_above_observe() {
     .await;
     assert_eq!(r.header("x-mend-mode"), Some("repair"));
 }
+
+#[tokio::test]
+async fn a_healed_exchange_is_kept_as_it_was_retried() {
+    use mend_gateway::{Conversations, MemoryConversations};
+    use std::sync::Arc;
+    let mock = Mock::start().await;
+    let store = Arc::new(MemoryConversations::new());
+    let sink: Arc<dyn Conversations> = Arc::new(store.clone());
+    let app = app(Gateway::with_conversations(config_for(&mock, Mode::Heal), Some(sink)).unwrap());
+    let d = Dialect::OpenAiChat;
+    let Some(text) = real_text("openai_chat-02") else {
+        return;
+    };
+    mock.push(refusal(d, &text));
+    let r = send(
+        &app,
+        request(
+            d,
+            &bodies::unanswered(d),
+            &[("x-mend-conversation", "healed")],
+        ),
+    )
+    .await;
+    assert_eq!(r.header("x-mend-heal"), Some("healed"), "{}", r.text());
+    let retried = mock.last().json();
+    let sent = retried["messages"].as_array().unwrap().clone();
+    let mut kept = Vec::new();
+    for _ in 0..300 {
+        kept = store.load("healed");
+        if kept.len() > sent.len() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    // The history as retried (repaired), then the answer to it.
+    assert_eq!(kept.len(), sent.len() + 1, "{kept:?}");
+    assert_eq!(kept[..sent.len()], sent[..]);
+    assert_eq!(kept[sent.len()]["role"], "assistant");
+}
+
+/// The tap holds the whole story once: the request, the refused answer, the request as
+/// retried, the retry's answer; an answer passed back without a retry is tapped once.
+#[tokio::test]
+async fn the_tap_says_what_was_healed() {
+    let mock = Mock::start().await;
+    let dir = crate::secrets::tempdir("tap-heal");
+    let mut config = config_for(&mock, Mode::Heal);
+    config.tap = Some(dir);
+    let gateway = Gateway::new(config).unwrap();
+    let tap = gateway.tap_path().unwrap().to_path_buf();
+    let app = app(gateway);
+    let d = Dialect::Anthropic;
+    let Some(text) = real_text("anthropic-01") else {
+        return;
+    };
+    mock.push(refusal(d, &text));
+    let r = send(&app, request(d, &bodies::unanswered(d), &[])).await;
+    assert_eq!(r.header("x-mend-heal"), Some("healed"));
+    mock.push(refusal(d, &text));
+    let r = send(&app, request(d, &bodies::valid(d), &[])).await;
+    assert_eq!(r.header("x-mend-heal"), Some("unrepairable"));
+    let mut lines = Vec::new();
+    for _ in 0..500 {
+        lines = std::fs::read_to_string(&tap)
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .collect();
+        if lines.len() >= 6 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    let kinds: Vec<String> = lines
+        .iter()
+        .map(|l| format!("{} {}", l["kind"].as_str().unwrap(), l["status"]))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "request null",
+            "response 400",
+            "request null",
+            "response 200",
+            "request null",
+            "response 400"
+        ],
+        "{lines:?}"
+    );
+    assert!(lines[0].get("forwarded_body").is_none());
+    assert_ne!(lines[2]["forwarded_body"], lines[2]["body"]);
+    assert_eq!(lines[2]["forwarded_body"], mock.received()[1].json());
+}
