@@ -247,3 +247,51 @@ pub(crate) fn error_message(body: &[u8]) -> Option<String> {
     .find_map(|p| v.pointer(p).and_then(Value::as_str))
     .map(str::to_string)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_message_is_read_from_each_error_shape() {
+        let cases: [(&str, Option<&str>); 9] = [
+            (
+                r#"{"error":{"message":"a","type":"invalid_request_error"}}"#,
+                Some("a"),
+            ),
+            (
+                r#"{"type":"error","error":{"type":"invalid_request_error","message":"b"}}"#,
+                Some("b"),
+            ),
+            (
+                r#"[{"error":{"code":400,"message":"c","status":"INVALID_ARGUMENT"}}]"#,
+                Some("c"),
+            ),
+            (r#"{"message":"d"}"#, Some("d")),
+            (r#"{"Message":"e"}"#, Some("e")),
+            (r#"{"detail":"f"}"#, Some("f")),
+            (r#"{"error":"g"}"#, Some("g")),
+            (r#"{"error":{"code":400}}"#, None),
+            ("<html>Bad Request</html>", None),
+        ];
+        for (body, want) in cases {
+            assert_eq!(error_message(body.as_bytes()).as_deref(), want, "{body}");
+        }
+        assert_eq!(error_message(b""), None);
+        assert_eq!(error_message(b"[]"), None);
+        assert_eq!(error_message(&[0xff, 0xfe]), None);
+    }
+
+    #[test]
+    fn rule_ids_are_listed_once_in_order() {
+        let rules = [
+            Rule::ToolCallWithoutResult,
+            Rule::InvalidCallId,
+            Rule::ToolCallWithoutResult,
+        ];
+        assert_eq!(
+            rule_ids(rules.into_iter()),
+            "tool-call-without-result,invalid-call-id"
+        );
+    }
+}
