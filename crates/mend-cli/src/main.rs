@@ -165,9 +165,11 @@ enum Command {
             configured for its dialect (the providers' public APIs by default), plus \
             GET /v1/models, /healthz and Prometheus /metrics. Modes: off, observe (check, \
             log, forward unchanged), repair (forward the repaired body; x-mend-repairs says \
-            what was done), strict (answer 400 in the provider's own format without \
+            what was done), heal (forward unchanged; when the provider refuses the body \
+            with a history error mend recognizes, repair it and retry once: x-mend-healed \
+            names the rules), strict (answer 400 in the provider's own format without \
             calling upstream). A request may raise its mode with the x-mend-mode header \
-            (off < observe < repair < strict), and lower it only under --mode-header-lowers, \
+            (off < observe < heal < repair < strict), and lower it only under --mode-header-lowers, \
             so a client cannot talk its way past a strict upstream; the response's \
             x-mend-mode says which mode applied.\n\n\
             Settings come from --config FILE, then MEND_* variables, then flags.",

@@ -28,7 +28,9 @@ pub struct ServeArgs {
     /// Address to listen on, or a port on 127.0.0.1 (default 127.0.0.1:8787; also MEND_LISTEN)
     #[arg(long, value_name = "ADDR")]
     listen: Option<String>,
-    /// Mode for every upstream: off, observe, repair or strict (default observe; also MEND_MODE)
+    /// Mode for every upstream: off, observe, heal, repair or strict (default observe; also
+    /// MEND_MODE). heal forwards untouched and, only when the provider refuses a history
+    /// mend recognizes, repairs it and retries once
     #[arg(long, value_name = "MODE")]
     mode: Option<String>,
     /// Base URL for both OpenAI dialects (default https://api.openai.com; also MEND_OPENAI_BASE_URL)
@@ -59,7 +61,7 @@ pub struct ServeArgs {
     #[arg(long, value_name = "MS")]
     read_timeout_ms: Option<u64>,
     /// Ignore the x-mend-mode request header. Without this flag a request's
-    /// x-mend-mode may raise its upstream's mode (off < observe < repair < strict) but
+    /// x-mend-mode may raise its upstream's mode (off < observe < heal < repair < strict) but
     /// not lower it; the response's x-mend-mode says which mode applied
     #[arg(long, conflicts_with = "mode_header_lowers")]
     no_mode_header: bool,
@@ -268,4 +270,29 @@ fn init_logging(filter: &str, json: bool) -> Result<(), String> {
         builder.try_init()
     };
     result.map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        serve: ServeArgs,
+    }
+
+    #[test]
+    fn heal_is_a_mode_of_the_flag() {
+        let cli = Cli::try_parse_from(["mend", "--mode", "heal"]).unwrap();
+        let c = cli.serve.config().unwrap();
+        assert!(Dialect::ALL
+            .iter()
+            .all(|d| c.upstream(*d).mode == Mode::Heal));
+        let cli = Cli::try_parse_from(["mend", "--mode", "mend"]).unwrap();
+        let e = cli.serve.config().unwrap_err();
+        assert!(e.contains("off, observe, heal, repair or strict"), "{e}");
+    }
 }

@@ -20,9 +20,11 @@ use mend::{Dialect, Profile};
 use serde::Deserialize;
 
 /// What the gateway does with a history. Ordered by how much mend does to a request
-/// (off < observe < repair < strict): a request's `x-mend-mode` may raise its
+/// (off < observe < heal < repair < strict): a request's `x-mend-mode` may raise its
 /// upstream's mode, and lower it only when [`Config::mode_header_lowers`] allows. The
-/// order is the variants' declaration order.
+/// order is the variants' declaration order. `heal` sits above `observe` (it may send a
+/// repaired body, once, after the provider refused the original) and below `repair`
+/// (it never changes a request the provider accepts).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub enum Mode {
     /// Forward without looking.
@@ -30,6 +32,10 @@ pub enum Mode {
     /// Check, log and count; forward the body unchanged.
     #[default]
     Observe,
+    /// Forward the body unchanged; when the provider answers it with an error mend
+    /// recognizes as a history error (`mend::rules::recognize`), repair it and send it
+    /// once more, and answer with that retry (`x-mend-healed` says what was repaired).
+    Heal,
     /// Forward the repaired body and say what was done in `x-mend-repairs`.
     Repair,
     /// Answer 400 in the provider's own format, without calling upstream, when the
@@ -39,13 +45,20 @@ pub enum Mode {
 
 impl Mode {
     /// Every mode.
-    pub const ALL: [Mode; 4] = [Mode::Off, Mode::Observe, Mode::Repair, Mode::Strict];
+    pub const ALL: [Mode; 5] = [
+        Mode::Off,
+        Mode::Observe,
+        Mode::Heal,
+        Mode::Repair,
+        Mode::Strict,
+    ];
 
-    /// `off`, `observe`, `repair` or `strict`.
+    /// `off`, `observe`, `heal`, `repair` or `strict`.
     pub fn name(self) -> &'static str {
         match self {
             Mode::Off => "off",
             Mode::Observe => "observe",
+            Mode::Heal => "heal",
             Mode::Repair => "repair",
             Mode::Strict => "strict",
         }
@@ -65,7 +78,9 @@ impl FromStr for Mode {
         Mode::ALL
             .into_iter()
             .find(|m| m.name().eq_ignore_ascii_case(s))
-            .ok_or_else(|| format!("unknown mode '{s}' (expected off, observe, repair or strict)"))
+            .ok_or_else(|| {
+                format!("unknown mode '{s}' (expected off, observe, heal, repair or strict)")
+            })
     }
 }
 
@@ -576,6 +591,16 @@ mod tests {
         );
         assert_eq!(c.body_limit, 1000);
         c.validate().unwrap();
+        // heal is a mode like the others, in the file, the environment and the header.
+        c.apply_toml("[upstream.gemini]\nmode = \"heal\"", "mend.toml")
+            .unwrap();
+        assert_eq!(c.upstream(Dialect::Gemini).mode, Mode::Heal);
+        c.apply_env(|k| (k == "MEND_MODE").then(|| "HEAL".to_string()))
+            .unwrap();
+        assert!(Dialect::ALL
+            .iter()
+            .all(|d| c.upstream(*d).mode == Mode::Heal));
+        assert!(Mode::Observe < Mode::Heal && Mode::Heal < Mode::Repair);
     }
 
     #[test]

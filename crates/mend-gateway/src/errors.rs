@@ -25,6 +25,16 @@ pub const REPAIRS_HEADER: &str = "x-mend-repairs";
 /// The header that says why a repair was made but not forwarded (`sigv4-signed body`).
 pub const REPAIR_SKIPPED_HEADER: &str = "x-mend-repair-skipped";
 
+/// The header that names the rules heal mode repaired before its retry succeeded
+/// (`rule1,rule2`).
+pub const HEALED_HEADER: &str = "x-mend-healed";
+
+/// The header that says what heal mode did after a history error: `healed`, `failed`
+/// (the retry was refused too; its answer is passed back), `unrepairable` (repair could
+/// not make the body valid; the first answer is passed back) or `sigv4-signed body` (not
+/// retried).
+pub const HEAL_HEADER: &str = "x-mend-heal";
+
 /// The header AWS names its error type in.
 pub const AWS_ERROR_TYPE_HEADER: &str = "x-amzn-errortype";
 

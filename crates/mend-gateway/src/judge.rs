@@ -4,8 +4,8 @@
 //! A plain function of (mode, dialect, upstream profile, body bytes): no I/O, no
 //! headers, so every mode is tested without a server.
 //!
-//! Invariants: `off` never parses; `observe` and `strict` forward the very bytes that
-//! came in; `repair` re-serializes only when an edit was made; a body mend cannot read
+//! Invariants: `off` never parses; `observe`, `heal` and `strict` forward the very bytes
+//! that came in (heal's retry is judged again, under `repair`, by the heal stage); `repair` re-serializes only when an edit was made; a body mend cannot read
 //! (not JSON, no history) is forwarded untouched in every mode and the provider answers
 //! it.
 
@@ -136,7 +136,7 @@ pub(crate) fn judge(mode: Mode, target: &Target<'_>, body: &[u8]) -> Verdict {
     let found = report.violations;
     match mode {
         Mode::Off => Verdict::pass("off", Some(parsed)),
-        Mode::Observe => Verdict {
+        Mode::Observe | Mode::Heal => Verdict {
             found,
             ..Verdict::pass(if valid { "valid" } else { "invalid" }, Some(parsed))
         },
@@ -220,9 +220,12 @@ mod tests {
     fn each_mode_decides() {
         let v = judge(Mode::Off, &chat(), ORPHAN);
         assert_eq!(v.outcome, "off");
+        for mode in [Mode::Observe, Mode::Heal] {
+            let v = judge(mode, &chat(), ORPHAN);
+            assert_eq!(v.outcome, "invalid");
+            assert!(v.replacement.is_none() && !v.reject);
+        }
         let v = judge(Mode::Observe, &chat(), ORPHAN);
-        assert_eq!(v.outcome, "invalid");
-        assert!(v.replacement.is_none() && !v.reject);
         assert_eq!(v.found[0].rule.id(), "tool-result-without-call");
         let v = judge(Mode::Strict, &chat(), ORPHAN);
         assert!(v.reject);
@@ -235,7 +238,7 @@ mod tests {
 
     #[test]
     fn unreadable_bodies_pass() {
-        for mode in [Mode::Observe, Mode::Repair, Mode::Strict] {
+        for mode in [Mode::Observe, Mode::Heal, Mode::Repair, Mode::Strict] {
             let v = judge(mode, &chat(), b"{not json");
             assert_eq!(v.outcome, "unchecked");
             assert!(!v.reject && v.replacement.is_none());

@@ -5,7 +5,7 @@
 //! `/v1/responses`, `/v1/messages`, Gemini's `:generateContent` and
 //! `:streamGenerateContent`, Bedrock's `/model/{modelId}/converse` and
 //! `/converse-stream`), judges each request's history with `mend` under a mode
-//! (`off`, `observe`, `repair`, `strict`; see [`Mode`]), and forwards it to the upstream
+//! (`off`, `observe`, `heal`, `repair`, `strict`; see [`Mode`]), and forwards it to the upstream
 //! configured for its dialect. Answers stream back as they arrive. It also passes
 //! `GET /v1/models` through and serves `/healthz` and Prometheus `/metrics`.
 //!
@@ -35,8 +35,11 @@
 //! (`Authorization`, `x-api-key`, `x-goog-api-key`, `api-key`, Gemini's `key=`, AWS's
 //! `x-amz-security-token` and presigned `X-Amz-*` query parameters) are forwarded
 //! untouched and never logged or tapped; a response body (an SSE or AWS event stream
-//! too) is never buffered before the client gets it; a body signed with SigV4 is never
-//! forwarded changed (mend cannot sign it again: its repair is held back).
+//! too) is never buffered before the client gets it (but for heal mode's read of an
+//! error answer, at most 64 KB); a body signed with SigV4 is never
+//! forwarded changed (mend cannot sign it again: its repair is held back, and heal mode
+//! does not retry it); heal mode retries at most once, and only an error it recognized
+//! as a history error.
 
 pub mod config;
 pub mod errors;

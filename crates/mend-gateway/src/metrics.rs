@@ -10,6 +10,7 @@
 //! | `mend_violations_total` | `dialect`, `rule` |
 //! | `mend_repairs_total` | `dialect`, `rule` (one per edit) |
 //! | `mend_repairs_skipped_total` (a repair made but not forwarded) | `dialect`, `reason` (`sigv4`: the body is signed) |
+//! | `mend_heals_total` (heal mode: an upstream error recognized as a history error) | `dialect`, `rule` (the most specific rule recognized), `outcome` (`healed`, `failed`: the retry was refused too, `unrepairable`: repair could not make the body valid, `sigv4`: the body is signed, not retried) |
 //! | `mend_upstream_responses_total` | `dialect`, `status` |
 //! | `mend_upstream_latency_seconds` (histogram: request sent to response head) | `dialect` |
 //! | `mend_request_bytes_total` (as received) / `mend_upstream_request_bytes_total` (as sent) | `dialect` |
@@ -26,7 +27,7 @@ use metrics_exporter_prometheus::{
 };
 
 /// Every metric name, with its help text.
-pub const NAMES: [(&str, &str); 11] = [
+pub const NAMES: [(&str, &str); 12] = [
     (
         "mend_requests_total",
         "Requests by dialect, mode and outcome",
@@ -42,6 +43,10 @@ pub const NAMES: [(&str, &str); 11] = [
     (
         "mend_repairs_skipped_total",
         "Repairs made but not forwarded (a SigV4-signed body), by dialect and reason",
+    ),
+    (
+        "mend_heals_total",
+        "Upstream errors recognized as history errors in heal mode, by dialect, rule and outcome",
     ),
     (
         "mend_upstream_responses_total",
@@ -171,6 +176,14 @@ impl Metrics {
     pub fn repair_skipped(&self, dialect: &'static str, reason: &'static str) {
         self.with(|| {
             counter!("mend_repairs_skipped_total", "dialect" => dialect, "reason" => reason)
+                .increment(1);
+        });
+    }
+
+    /// Heal mode recognized an upstream error as a history error, and what came of it.
+    pub fn heal(&self, dialect: &'static str, rule: &'static str, outcome: &'static str) {
+        self.with(|| {
+            counter!("mend_heals_total", "dialect" => dialect, "rule" => rule, "outcome" => outcome)
                 .increment(1);
         });
     }

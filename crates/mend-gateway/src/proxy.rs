@@ -6,6 +6,9 @@
 //! 3. [`tapping`]: copy the request, as received and as it will be forwarded, to the tap;
 //! 4. [`act`]: reject without calling upstream, or forward (the repaired copy when
 //!    there is one) to the configured upstream;
+//!
+//!    4b. [`heal`] (`heal` mode): when the upstream refused the body with a history
+//!    error mend recognizes, repair it and send it once more;
 //! 5. [`capture`]: decide whether the exchange is kept for its conversation;
 //! 6. [`respond`]: stream the answer back while a copy is kept, and once it ends tap it
 //!    and append the exchange to the conversation.
@@ -20,6 +23,7 @@
 
 mod act;
 mod capture;
+mod heal;
 mod read;
 mod respond;
 mod tapping;
@@ -86,10 +90,12 @@ async fn run_stages(ctx: &Ctx, body: Body) -> Result<Response, Early> {
     }
     let conversation = capture::wanted(ctx, conversation, &mut verdict, received.len());
     let answer = act::send_upstream(ctx, mode, &verdict, &received).await?;
+    let (answer, healed) = heal::after(ctx, mode, &received, answer).await?;
     Ok(respond::stream_back(
         ctx,
         mode,
         verdict,
+        healed,
         received,
         conversation,
         answer,

@@ -48,6 +48,65 @@ pub(super) async fn send_upstream(
     inner
         .metrics
         .request_bytes(dname, received.len(), sent.len());
+    let (answer, latency) = match post(ctx, sent).await {
+        Ok(r) => r,
+        Err(e) => {
+            let (kind, outcome, msg) = describe_upstream_error(e, ctx.upstream(), &inner.config);
+            inner.metrics.request(dname, mode.name(), outcome);
+            tracing::warn!(
+                request_id = %ctx.id, dialect = dname, mode = mode.name(), path = %ctx.path,
+                outcome, error = %msg, "upstream failed"
+            );
+            return Err(ctx.local(kind, &msg));
+        }
+    };
+    let status = answer.status();
+    inner.metrics.request(dname, mode.name(), verdict.outcome);
+    tracing::info!(
+        request_id = %ctx.id, dialect = dname, mode = mode.name(), path = %ctx.path,
+        outcome = verdict.outcome, status = status.as_u16(),
+        upstream_ms = latency.as_secs_f64() * 1000.0,
+        violations = verdict.found.len(), edits = verdict.edits.len(),
+        rules = %rule_list(&verdict.found),
+        "forwarded"
+    );
+    if let Some(why) = &verdict.unchecked_because {
+        tracing::debug!(request_id = %ctx.id, reason = %why, "body not checked");
+    }
+    Ok(answer)
+}
+
+/// Heal mode's one retry: the repaired body, to the same upstream with the same
+/// headers. The request was counted once, when it was first sent; the retry counts in
+/// the upstream and byte metrics and, when it cannot be sent, answers 502/504.
+pub(super) async fn resend(ctx: &Ctx, repaired: Bytes) -> Result<reqwest::Response, Early> {
+    let (inner, dname) = (&ctx.inner, ctx.dname());
+    inner.metrics.request_bytes(dname, 0, repaired.len());
+    match post(ctx, repaired).await {
+        Ok((answer, latency)) => {
+            tracing::info!(
+                request_id = %ctx.id, dialect = dname, path = %ctx.path,
+                status = answer.status().as_u16(),
+                upstream_ms = latency.as_secs_f64() * 1000.0,
+                "retried with the repaired body"
+            );
+            Ok(answer)
+        }
+        Err(e) => {
+            let (kind, outcome, msg) = describe_upstream_error(e, ctx.upstream(), &inner.config);
+            tracing::warn!(
+                request_id = %ctx.id, dialect = dname, path = %ctx.path,
+                outcome, error = %msg, "upstream failed on the heal retry"
+            );
+            Err(ctx.local(kind, &msg))
+        }
+    }
+}
+
+/// Send a body to the configured upstream, with the request's method, path, query and
+/// headers; count the answer's status and latency.
+async fn post(ctx: &Ctx, sent: Bytes) -> Result<(reqwest::Response, Duration), reqwest::Error> {
+    let inner = &ctx.inner;
     let url = upstream_url(
         inner.base_url(ctx.dialect()),
         &ctx.path,
@@ -62,34 +121,12 @@ pub(super) async fn send_upstream(
         out = out.body(sent);
     }
     let asked = Instant::now();
-    let answer = match out.send().await {
-        Ok(r) => r,
-        Err(e) => {
-            let (kind, outcome, msg) = describe_upstream_error(e, ctx.upstream(), &inner.config);
-            inner.metrics.request(dname, mode.name(), outcome);
-            tracing::warn!(
-                request_id = %ctx.id, dialect = dname, mode = mode.name(), path = %ctx.path,
-                outcome, error = %msg, "upstream failed"
-            );
-            return Err(ctx.local(kind, &msg));
-        }
-    };
+    let answer = out.send().await?;
     let latency = asked.elapsed();
-    let status = answer.status();
-    inner.metrics.upstream(dname, status.as_u16(), latency);
-    inner.metrics.request(dname, mode.name(), verdict.outcome);
-    tracing::info!(
-        request_id = %ctx.id, dialect = dname, mode = mode.name(), path = %ctx.path,
-        outcome = verdict.outcome, status = status.as_u16(),
-        upstream_ms = latency.as_secs_f64() * 1000.0,
-        violations = verdict.found.len(), edits = verdict.edits.len(),
-        rules = %rule_list(&verdict.found),
-        "forwarded"
-    );
-    if let Some(why) = &verdict.unchecked_because {
-        tracing::debug!(request_id = %ctx.id, reason = %why, "body not checked");
-    }
-    Ok(answer)
+    inner
+        .metrics
+        .upstream(ctx.dname(), answer.status().as_u16(), latency);
+    Ok((answer, latency))
 }
 
 /// Which 5xx, with a message that names the upstream (never the request URL, which can

@@ -13,6 +13,7 @@ use axum::response::Response;
 use mend::Dialect;
 
 use super::capture::{self, Capture};
+use super::heal::{rule_ids, Heal};
 use super::{header_str, is_hop_by_hop, stamp, tapping, Ctx};
 use crate::config::Mode;
 use crate::errors;
@@ -28,17 +29,23 @@ pub(super) fn stream_back(
     ctx: &Ctx,
     mode: Mode,
     mut verdict: Verdict,
+    mut healed: Option<Heal>,
     received: Bytes,
     conversation: Option<String>,
     answer: reqwest::Response,
 ) -> Response {
     let status = answer.status();
     let headers = passed_back_headers(answer.headers());
+    // After a heal retry, the body forwarded (and parsed) is the repaired one.
+    let parsed = match healed.as_mut().and_then(|h| h.repair.as_mut()) {
+        Some(repair) => repair.parsed.take(),
+        None => verdict.parsed.take(),
+    };
     let capture = conversation
         .filter(|_| status.is_success())
         .map(|conversation| Capture {
             conversation,
-            parsed: verdict.parsed.take(),
+            parsed,
             received,
             content_type: header_str(&headers, header::CONTENT_TYPE.as_str())
                 .unwrap_or("")
@@ -67,7 +74,31 @@ pub(super) fn stream_back(
     *resp.status_mut() = status;
     *resp.headers_mut() = headers;
     add_mend_headers(&mut resp, ctx, mode, &verdict);
+    if let Some(h) = &healed {
+        add_heal_headers(&mut resp, h);
+    }
     resp
+}
+
+/// What heal mode did: `x-mend-heal`, and after a retry the repairs sent
+/// (`x-mend-repairs`) and, when it succeeded, the rules repaired (`x-mend-healed`).
+fn add_heal_headers(resp: &mut Response, heal: &Heal) {
+    let headers = resp.headers_mut();
+    headers.insert(
+        errors::HEAL_HEADER,
+        axum::http::HeaderValue::from_static(heal.outcome),
+    );
+    let Some(repair) = &heal.repair else { return };
+    headers.insert(
+        errors::REPAIRS_HEADER,
+        errors::repairs_header(&repair.edits),
+    );
+    if heal.outcome == "healed" {
+        let rules = rule_ids(repair.edits.iter().map(|e| e.rule));
+        if let Ok(v) = axum::http::HeaderValue::from_str(&rules) {
+            headers.insert(errors::HEALED_HEADER, v);
+        }
+    }
 }
 
 /// The upstream's headers, minus the ones that belong to its hop.

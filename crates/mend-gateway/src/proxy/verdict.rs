@@ -1,5 +1,6 @@
 //! Stage 2, judge the body: check it under the request's mode, and in `repair` mode
-//! repair it (see [`crate::judge`]); count what was found and what was edited.
+//! repair it (see [`crate::judge`]); count what was found and what was edited. Heal
+//! mode's repair of a refused body (`repair_for_heal`) is made here too, the same way.
 //!
 //! A request signed with AWS SigV4 (Bedrock's `Authorization: AWS4-HMAC-SHA256 ...`, or
 //! a presigned `X-Amz-Signature` query) carries a signature over its body: a repaired
@@ -20,12 +21,7 @@ use crate::Inner;
 /// anything else is judged under `off` (forwarded untouched, never parsed).
 pub(super) fn judge_body(ctx: &Ctx, mode: Mode, received: &Bytes) -> Verdict {
     let model = Dialect::model_from_endpoint(&ctx.path);
-    let target = Target {
-        dialect: ctx.dialect(),
-        provider: ctx.upstream().provider.as_deref(),
-        model: model.as_deref(),
-        endpoint: &ctx.path,
-    };
+    let target = target(ctx, model.as_deref());
     let applied = if ctx.route.judged && ctx.method == Method::POST {
         mode
     } else {
@@ -44,12 +40,37 @@ pub(super) fn judge_body(ctx: &Ctx, mode: Mode, received: &Bytes) -> Verdict {
     verdict
 }
 
+/// The body repaired as `repair` mode repairs it (same target, same options), for heal
+/// mode's retry; the edits are counted in `mend_repairs_total`.
+pub(super) fn repair_for_heal(ctx: &Ctx, received: &Bytes) -> Verdict {
+    let model = Dialect::model_from_endpoint(&ctx.path);
+    let target = target(ctx, model.as_deref());
+    let verdict = judge(Mode::Repair, &target, received);
+    if !verdict.edits.is_empty() {
+        ctx.inner
+            .metrics
+            .repairs(ctx.dname(), verdict.edits.iter().map(|e| e.rule.id()));
+    }
+    verdict
+}
+
+/// What the route's body is judged as: its dialect, the upstream's profile, the model
+/// from the path (Gemini, Bedrock).
+fn target<'a>(ctx: &'a Ctx, model: Option<&'a str>) -> Target<'a> {
+    Target {
+        dialect: ctx.dialect(),
+        provider: ctx.upstream().provider.as_deref(),
+        model,
+        endpoint: &ctx.path,
+    }
+}
+
 /// Why a repair was held back, as `x-mend-repair-skipped` says it.
 pub(super) const SIGV4_SIGNED: &str = "sigv4-signed body";
 
 /// Whether the request carries an AWS SigV4 signature (a header or a presigned query),
 /// which covers the body.
-fn signed_with_sigv4(ctx: &Ctx) -> bool {
+pub(super) fn signed_with_sigv4(ctx: &Ctx) -> bool {
     let header = header_str(&ctx.headers, "authorization").is_some_and(|a| {
         a.starts_with("AWS4-HMAC-SHA256") || a.starts_with("AWS4-ECDSA-P256-SHA256")
     });

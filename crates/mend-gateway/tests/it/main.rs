@@ -5,6 +5,7 @@
 
 mod conversations;
 mod fixtures;
+mod heal;
 mod limits;
 mod metrics;
 mod modes;

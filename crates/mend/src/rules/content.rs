@@ -63,6 +63,21 @@ pub(crate) const EMPTY_CONTENT: RuleSpec = RuleSpec {
             text: "The text field in the ContentBlock object at messages.15.content.0 is blank. Add text to the text field, and try again.",
             source: "provider-errors.jsonl bedrock_converse-10",
         },
+        ProviderText {
+            provider: "anthropic",
+            text: "text content blocks must contain non-whitespace text",
+            source: "provider-errors.jsonl anthropic-16",
+        },
+        ProviderText {
+            provider: "gemini",
+            text: "contents is not specified",
+            source: "provider-errors.jsonl gemini-10",
+        },
+        ProviderText {
+            provider: "bedrock",
+            text: "The conversation history that you provided is incorrectly formatted. The text in content block cannot be null or empty.",
+            source: "provider-errors.jsonl bedrock_converse-11",
+        },
     ],
     repair: Repair::Sometimes("Drops an empty or blank text block, an empty Gemini part, or a message with no content; in OpenAI chat, a null content on a user/system/tool message becomes \"\"; a Gemini part that kept only its thought signature gets an empty text so the signature survives. An empty history (messages: [] or no contents) is reported and left alone."),
     doc: "Anthropic rejects any message with empty content except an optional final assistant message, and any text block that is empty or white space only; Gemini rejects a turn with no parts, a turn of only empty text parts, and a part that sets none of its data fields; OpenAI rejects a null content on user/system/tool messages and on an assistant message without tool calls; all three reject an empty history.\nMust not flag: an OpenAI assistant message with null content and tool_calls, a user content of \"\" (accepted), an Anthropic image-only user message, a tool_use-only assistant message, an empty final assistant message, a Gemini part that is an empty text carrying a thought signature.\nResponses has no such check. The catalog line says (anthropic, gemini) but the code checks OpenAI chat as well.\nFix: drop what is empty, keep signatures, set null to \"\"; an empty history cannot be filled without inventing a message.\nBedrock Converse: a blank text block anywhere (white space counts), and a message with no content blocks; the text for an empty list is not recorded. An empty toolResult content is the tool's output and is not flagged.\nUnder the xai profile: a message whose content is an empty list, or an empty string on a message without tool calls (openai_chat-31, crush#964); an assistant tool-call message with content \"\" is what xAI returns itself and is not flagged, nor is null. Reported only: no content to put there is known.",

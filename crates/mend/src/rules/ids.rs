@@ -58,6 +58,36 @@ pub(crate) const INVALID_CALL_ID: RuleSpec = RuleSpec {
             text: "* GenerateContentRequest.contents[3].parts[0].function_response.name: Name cannot be empty.",
             source: "provider-errors.jsonl gemini-12",
         },
+        ProviderText {
+            provider: "groq",
+            text: "'messages.3' : for 'role:tool' the following must be satisfied[('messages.3.tool_call_id' : property 'tool_call_id' is missing)]",
+            source: "provider-errors.jsonl openai_chat-29",
+        },
+        ProviderText {
+            provider: "mistral",
+            text: "Tool call id has to be defined.",
+            source: "provider-errors.jsonl openai_chat-30",
+        },
+        ProviderText {
+            provider: "lmstudio",
+            text: "[Server Error] Invalid 'messages' in payload. Please check the structure of your 'messages' and try again",
+            source: "provider-errors.jsonl openai_chat-44",
+        },
+        ProviderText {
+            provider: "openai",
+            text: "Invalid 'input[4].call_id': empty string. Expected a string with minimum length 1, but got an empty string instead.",
+            source: "provider-errors.jsonl openai_responses-11",
+        },
+        ProviderText {
+            provider: "openai-compatible relays",
+            text: "Missing required parameter: input[3].call_id",
+            source: "provider-errors.jsonl openai_responses-12",
+        },
+        ProviderText {
+            provider: "bedrock",
+            text: "Value at 'messages.73.member.content.2.member.toolUse.name' failed to satisfy constraint: Member must have length less than or equal to 64",
+            source: "provider-errors.jsonl bedrock_converse-08",
+        },
     ],
     repair: Repair::Sometimes("Renames a too-long or wrongly formed id to a conforming one on the call and all its results alike; gives an id-less result (or call) back the id of the one unanswered call (or orphan result) beside it; otherwise drops an id-less call and treats an id-less result as an orphan. A server_tool_use id without the srvtoolu_ prefix and a Gemini functionResponse without a name are reported and left alone."),
     doc: "Providers constrain call ids: OpenAI chat at most 40 characters and Responses call_id at most 64 (openai and azure profiles; the Responses default profile is openai, the chat default is generic and does not check length), Mistral exactly 9 characters of a-z, A-Z, 0-9, Anthropic `^[a-zA-Z0-9_-]+$` for tool ids and `^srvtoolu_` for server tool ids.\nEvery dialect but Gemini also needs an id on each call and result: a chat tool message without `tool_call_id`, a Responses output with an empty or missing `call_id`; Gemini pairs by name, so a functionResponse without a name is flagged here.\nMust not flag: an id of exactly 40 (chat) or 64 (Responses) characters, Mistral-form ids under mistral, Bedrock/Vertex-style toolu_vrtx ids, Gemini calls and responses without ids.\nAlso quoted by the code: openai_chat-30 (Mistral, missing id), openai_responses-11 (empty call_id) and openai_responses-12 (missing call_id).\nFix: rename to a conforming id (keeping the call/result pairing), restore a lost id when one neighbour proves it, otherwise drop what can never be answered.",

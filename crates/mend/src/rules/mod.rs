@@ -14,6 +14,9 @@
 //! | `rules/reasoning.rs` | `reasoning-without-follower`, `call-without-reasoning`, `follower-id-mismatch`, `item-not-stored`, `missing-reasoning-content` |
 //! | `rules/thinking.rs` | `thinking-not-first`, `thinking-modified`, `thinking-final-block`, `missing-thought-signature` |
 //!
+//! [`recognize`] reads a provider's error message back as the rules whose texts it
+//! matches (`rules/recognize.rs`), for the gateway's heal mode and any other caller.
+//!
 //! Adding a rule: its spec, check and fix in its family module, one line in the
 //! `catalog!` below, and its cases under `cases/<dialect>/<rule>/`.
 //!
@@ -33,10 +36,13 @@ use crate::dialect::Dialect;
 use crate::profile::Profile;
 use crate::violation::{Severity, Violation};
 
+pub use recognize::recognize;
+
 pub(crate) mod content;
 pub(crate) mod ids;
 pub(crate) mod pairing;
 pub(crate) mod reasoning;
+pub mod recognize;
 pub(crate) mod roles;
 pub(crate) mod thinking;
 

@@ -57,6 +57,26 @@ pub(crate) const TOOL_RESULT_WITHOUT_CALL: RuleSpec = RuleSpec {
             text: "The number of toolResult blocks at messages.2.content exceeds the number of toolUse blocks of previous turn.",
             source: "provider-errors.jsonl bedrock_converse-04",
         },
+        ProviderText {
+            provider: "deepseek",
+            text: "Messages with role 'tool' must be a response to a preceding message with 'tool_calls'",
+            source: "provider-errors.jsonl openai_chat-09",
+        },
+        ProviderText {
+            provider: "dashscope",
+            text: "<400> InternalError.Algo.InvalidParameter: messages with role \"tool\" must be a response to a preceeding message with \"tool_calls\".",
+            source: "provider-errors.jsonl openai_chat-17",
+        },
+        ProviderText {
+            provider: "mistral",
+            text: "Unexpected role RoleEnum.tool",
+            source: "provider-errors.jsonl openai_chat-27",
+        },
+        ProviderText {
+            provider: "anthropic",
+            text: "messages.2: `tool_result` block(s) provided when previous message does not contain any `tool_use` blocks",
+            source: "provider-errors.jsonl anthropic-29",
+        },
     ],
     repair: Repair::Always("By default the orphan result is dropped (policy to-text keeps its content as a user text instead); a result whose call comes later is moved to right after that call, and a Responses output that names the call's fc_ item id gets the call's call_id. Nothing is left alone except results of a turn already reported by function-response-count."),
     doc: "Every provider rejects a tool result (chat `tool` message, Responses `function_call_output`, Anthropic `tool_result` block, Gemini `functionResponse`) that answers no call made earlier in the history; a trimmed or reordered history is the usual cause.\nThe check pairs results with calls by call id (Gemini and legacy chat `function` messages fall back to name and order among id-less calls) and flags a result when no earlier call has its id; if the call appears later the message says the result comes before its call.\nAnthropic server tool results (`web_search_tool_result` and kin) must answer an earlier `server_tool_use` with the same id.\nMust not flag: parallel results in another order than their calls, Gemini responses matched by name without ids, and a Responses output whose call lives at the provider (the body continues stored state with `previous_response_id`).\nUnder the mistral profile the quoted text is Mistral's role-order wording (openai_chat-26). Gemini's quoted text is gemini-09, which the evidence file files under tool-result-not-adjacent.\nA server tool result answers its server_tool_use only within the run of assistant messages that holds the call; behind a user message it answers nothing there (the claude-code reports of anthropic-13: an advisor_tool_result at content.0 of a later message).\nFix: drop the result (or keep it as text with --orphan-result to-text), move it after a later call it answers, or correct a Responses output that used the call's item id.\nBedrock Converse: a toolResult answers a toolUseId of the assistant message before it; a server tool's toolResult (Nova's code interpreter, with its own `type`) sits in the assistant message beside its call.",
@@ -126,6 +146,11 @@ pub(crate) const TOOL_CALL_WITHOUT_RESULT: RuleSpec = RuleSpec {
             provider: "bedrock",
             text: "Expected toolResult blocks at messages.2.content for the following Ids: tooluse_H4V7nwUkPKObtlllGGYNx6",
             source: "provider-errors.jsonl bedrock_converse-06",
+        },
+        ProviderText {
+            provider: "anthropic",
+            text: "Did not find 1 tool_result block(s) at the beginning of this message. Messages following tool_use blocks must begin with a matching number of tool_result blocks.",
+            source: "provider-errors.jsonl anthropic-19",
         },
     ],
     repair: Repair::Always("By default an error result saying the call was interrupted is inserted where the dialect wants it (policy drop-call removes the call instead); for DeepSeek Responses the late output is moved up to right after its call. Calls already reported as duplicates or id-less, and Gemini turns reported by function-response-count, are left to those rules."),

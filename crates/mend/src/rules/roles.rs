@@ -85,6 +85,31 @@ pub(crate) const ROLE_ORDER: RuleSpec = RuleSpec {
             text: "This model does not support assistant message prefill. The conversation must end with a user message.",
             source: "provider-errors.jsonl bedrock_converse-12",
         },
+        ProviderText {
+            provider: "vllm",
+            text: "After the optional system message, conversation roles must alternate user/assistant/user/assistant/...",
+            source: "provider-errors.jsonl openai_chat-11",
+        },
+        ProviderText {
+            provider: "perplexity",
+            text: "After the (optional) system message(s), user and assistant roles should be alternating.",
+            source: "provider-errors.jsonl openai_chat-25",
+        },
+        ProviderText {
+            provider: "github-copilot",
+            text: "invalid_message_role: The last message in a Gemini request must not be from the assistant",
+            source: "provider-errors.jsonl openai_chat-37",
+        },
+        ProviderText {
+            provider: "anthropic",
+            text: "messages: roles must alternate between \"user\" and \"assistant\", but found multiple \"assistant\" roles in a row",
+            source: "provider-errors.jsonl anthropic-20",
+        },
+        ProviderText {
+            provider: "gemini",
+            text: "Please ensure that multiturn requests ends with a user role or a function response.",
+            source: "provider-errors.jsonl gemini-13",
+        },
     ],
     repair: Repair::Sometimes("Messages of one role in a row (Anthropic under a strict profile such as bedrock, and Converse, which merge nothing) become one message with their blocks in order, which is what Anthropic's own API does with them; a message that is an exact copy of the one before it (sent twice) is dropped instead, so one copy stays. This runs only once nothing else in the body is wrong, so it never joins turns another fix is still moving. Every other order (a first assistant message, a system message in the history, a prefill a model refuses, Mistral's orders) is reported and left alone."),
     doc: "Anthropic takes instructions in the top-level `system`, so a role:\"system\" message is an error; two user or two assistant messages in a row, or a first assistant message, are warnings on the first-party API (which merges them) and errors under the bedrock profile, which requires strict alternation starting with user.\nGemini contents accept only the roles user and model (error), and a request ending with a model turn is a warning (newer models reject it).\nOpenAI chat: an unknown role is an error; deepseek rejects `developer`; mistral rejects a user message right after a tool message and a last message from the assistant unless it has prefix: true.\nMust not flag: an OpenAI `developer` message (openai profile), mistral tool→assistant→user, an Anthropic final assistant prefill, a Gemini single turn without a role, a Bedrock alternating tool loop.\nThe code's DeepSeek text omits the row's \"`latest_reminder` at line 1 column …\" tail; Gemini's \"valid role\" text has no row in the evidence file. Responses has no role-order checks.\nBedrock Converse: roles are user and assistant, strictly alternating (Converse merges nothing); the first message is the user's except on Claude and Qwen (recorded: Claude Sonnet 4.5 accepted a history opening with the assistant; pydantic-ai documents Qwen), so give --model for those; Claude from the fifth generation (Sonnet 5) takes no final assistant prefill.\nFix: messages of one role in a row are joined (an exact copy dropped), as Anthropic's first-party API does itself (its docs: consecutive user or assistant turns are combined into one), once nothing else in the body is wrong; this keeps every block and never joins turns another fix is still moving.",

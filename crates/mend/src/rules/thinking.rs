@@ -162,6 +162,16 @@ pub(crate) const THINKING_MODIFIED: RuleSpec = RuleSpec {
             text: "messages.N.content.1: thinking or redacted_thinking blocks in the latest assistant message cannot be modified. These blocks must remain as they were in the original response.",
             source: "provider-errors.jsonl bedrock_converse-07",
         },
+        ProviderText {
+            provider: "anthropic",
+            text: "messages.N.content.M.thinking.thinking: Field required",
+            source: "provider-errors.jsonl anthropic-24",
+        },
+        ProviderText {
+            provider: "github-copilot",
+            text: "messages.1.content.0.thinking: each thinking block must contain thinking",
+            source: "provider-errors.jsonl anthropic-28",
+        },
     ],
     repair: Repair::Always("Drops the thinking block, which cannot be sent as it is. When the dropped block opened the current tool loop with thinking on, thinking-not-first then turns thinking off for the request."),
     doc: "Anthropic requires thinking blocks to come back exactly as returned: signed, redacted_thinking with its opaque data, and no thinking in a final assistant message when thinking is disabled.\nThe check flags a thinking block without a signature (or an empty one), a redacted_thinking block without `data`, and with thinking disabled a thinking block in the final assistant message.\nIt cannot see a changed text or a forged signature (anthropic-02, anthropic-05 report those); mend does not verify signatures.\nMust not flag: earlier thinking blocks with thinking disabled, a signed block whose thinking text was omitted, signed thinking and redacted blocks in a loop.\nThe Responses \"encrypted content could not be verified\" rows (openai_responses-02, -08) are filed under this rule but the code has no Responses check for them.\nFix: drop the block.\nBedrock Converse: signatures are Claude's, so an unsigned reasoningText is flagged only for a Claude model (give --model) or with Claude's thinking switched on; DeepSeek-R1, Kimi and Qwen return reasoning without one. A redactedContent without data is flagged for every model. Thinking counts as off for Claude when additionalModelRequestFields has no thinking. Converse's text for a missing signature is not recorded.",

@@ -8,4 +8,5 @@ mod fixtures;
 mod mutations;
 mod next_cases;
 mod properties;
+mod recognize;
 mod support;
