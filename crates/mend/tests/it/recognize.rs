@@ -54,7 +54,7 @@ fn every_history_error_of_the_evidence_is_recognized() {
     assert!(missed.is_empty(), "not recognized:\n{}", missed.join("\n"));
     // The evidence holds more than a hundred rows; most are history errors.
     assert!(checked >= 80, "only {checked} rows checked");
-    assert!(skipped.len() <= 5, "skipped: {skipped:?}");
+    assert!(skipped.len() <= 3, "skipped: {skipped:?}");
 }
 
 #[test]
