@@ -213,13 +213,14 @@ fn without_ids(v: &Value) -> Value {
 }
 
 fn strip_ids(v: &Value, depth: u8) -> Value {
-    const IDS: [&str; 6] = [
+    const IDS: [&str; 7] = [
         "id",
         "call_id",
         "tool_call_id",
         "tool_use_id",
         "toolUseId",
         "thoughtSignature",
+        "thought_signature",
     ];
     match v {
         Value::Object(o) if depth > 0 => Value::Object(
