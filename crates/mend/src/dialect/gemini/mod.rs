@@ -209,24 +209,7 @@ fn map_part<'a>(i: usize, j: usize, p: &'a Value, chain: &mut Chain<'a>, out: &m
             );
             return;
         };
-        if let Some(args) = fc.get("args").filter(|a| !a.is_object() && !a.is_null()) {
-            // A protobuf Struct: a client that kept the arguments as text sends a string.
-            out.push(
-                Violation::error(
-                    Rule::Malformed,
-                    format!("{}/{}/args", pptr.render(), if p.contains_key("functionCall") { "functionCall" } else { "function_call" }),
-                    format!(
-                        "contents[{i}].parts[{j}].functionCall.args is {} but must be an object",
-                        kind_of(args)
-                    ),
-                )
-                .provider(Some(format!(
-                    "Invalid value at 'contents[{i}].parts[{j}].function_call.args' (type.googleapis.com/google.protobuf.Struct)"
-                )))
-                .at_node(chain.nodes.len(), chain.turns.len().saturating_sub(1))
-                .with_defect(Defect::ToolInputNotObject),
-            );
-        }
+        struct_args(i, j, p, fc, pptr, chain, out);
         NodeKind::Call {
             call_id: fc.get("id").and_then(Value::as_str),
             name: fc.get("name").and_then(Value::as_str),
@@ -248,27 +231,7 @@ fn map_part<'a>(i: usize, j: usize, p: &'a Value, chain: &mut Chain<'a>, out: &m
             );
             return;
         };
-        if let Some(resp) = fr.get("response").filter(|r| !r.is_object()) {
-            // A protobuf Struct too: a tool's text or list handed over as it came.
-            let text = if resp.is_array() {
-                format!("Invalid JSON payload received. Unknown name \"response\" at 'contents[{i}].parts[{j}].function_response': Proto field is not repeating, cannot start list.")
-            } else {
-                format!("Invalid value at 'contents[{i}].parts[{j}].function_response.response' (type.googleapis.com/google.protobuf.Struct)")
-            };
-            out.push(
-                Violation::error(
-                    Rule::Malformed,
-                    format!("{}/{}/response", pptr.render(), if p.contains_key("functionResponse") { "functionResponse" } else { "function_response" }),
-                    format!(
-                        "contents[{i}].parts[{j}].functionResponse.response is {} but must be an object",
-                        kind_of(resp)
-                    ),
-                )
-                .provider(Some(text))
-                .at_node(chain.nodes.len(), chain.turns.len().saturating_sub(1))
-                .with_defect(Defect::ResultJsonNotObject),
-            );
-        }
+        struct_response(i, j, p, fr, pptr, chain, out);
         NodeKind::Result {
             call_id: fr.get("id").and_then(Value::as_str),
             name: fr.get("name").and_then(Value::as_str),
@@ -317,6 +280,71 @@ fn map_part<'a>(i: usize, j: usize, p: &'a Value, chain: &mut Chain<'a>, out: &m
         NodeKind::Empty
     };
     chain.push(kind, pptr);
+}
+
+/// `functionCall.args` is a protobuf Struct: a client that kept the arguments as text
+/// sends a string.
+fn struct_args(
+    i: usize,
+    j: usize,
+    p: &Map<String, Value>,
+    fc: &Map<String, Value>,
+    pptr: Ptr,
+    chain: &Chain,
+    out: &mut Vec<Violation>,
+) {
+    if let Some(args) = fc.get("args").filter(|a| !a.is_object() && !a.is_null()) {
+        // A protobuf Struct: a client that kept the arguments as text sends a string.
+        out.push(
+            Violation::error(
+                Rule::Malformed,
+                format!("{}/{}/args", pptr.render(), if p.contains_key("functionCall") { "functionCall" } else { "function_call" }),
+                format!(
+                    "contents[{i}].parts[{j}].functionCall.args is {} but must be an object",
+                    kind_of(args)
+                ),
+            )
+            .provider(Some(format!(
+                "Invalid value at 'contents[{i}].parts[{j}].function_call.args' (type.googleapis.com/google.protobuf.Struct)"
+            )))
+            .at_node(chain.nodes.len(), chain.turns.len().saturating_sub(1))
+            .with_defect(Defect::ToolInputNotObject),
+        );
+    }
+}
+
+/// `functionResponse.response` is a protobuf Struct too: a tool's text or list handed
+/// over as it came is refused.
+fn struct_response(
+    i: usize,
+    j: usize,
+    p: &Map<String, Value>,
+    fr: &Map<String, Value>,
+    pptr: Ptr,
+    chain: &Chain,
+    out: &mut Vec<Violation>,
+) {
+    if let Some(resp) = fr.get("response").filter(|r| !r.is_object()) {
+        // A protobuf Struct too: a tool's text or list handed over as it came.
+        let text = if resp.is_array() {
+            format!("Invalid JSON payload received. Unknown name \"response\" at 'contents[{i}].parts[{j}].function_response': Proto field is not repeating, cannot start list.")
+        } else {
+            format!("Invalid value at 'contents[{i}].parts[{j}].function_response.response' (type.googleapis.com/google.protobuf.Struct)")
+        };
+        out.push(
+            Violation::error(
+                Rule::Malformed,
+                format!("{}/{}/response", pptr.render(), if p.contains_key("functionResponse") { "functionResponse" } else { "function_response" }),
+                format!(
+                    "contents[{i}].parts[{j}].functionResponse.response is {} but must be an object",
+                    kind_of(resp)
+                ),
+            )
+            .provider(Some(text))
+            .at_node(chain.nodes.len(), chain.turns.len().saturating_sub(1))
+            .with_defect(Defect::ResultJsonNotObject),
+        );
+    }
 }
 
 /// A `functionResponse` part answering a call (by id when it has one), as an error.
