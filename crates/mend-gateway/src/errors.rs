@@ -190,6 +190,7 @@ pub fn strict_rejection(dialect: Dialect, violations: &[Violation]) -> Response 
     let message = first
         .map(|v| match &v.provider_error {
             Some(p) => p.clone(),
+            None if v.path.is_empty() => format!("{} (mend: {})", v.message, v.rule),
             None => format!("{} (mend: {} at {})", v.message, v.rule, v.path),
         })
         .unwrap_or_else(|| "the history is invalid".to_string());

@@ -6,8 +6,9 @@
 //!
 //! Invariants: `off` never parses; `observe`, `heal` and `strict` forward the very bytes
 //! that came in (heal's retry is judged again, under `repair`, by the heal stage); `repair` re-serializes only when an edit was made; a body mend cannot read
-//! (not JSON, no history) is forwarded untouched in every mode and the provider answers
-//! it.
+//! (not JSON, not an object, no history of the endpoint's dialect) is forwarded untouched
+//! and counted `unchecked` in `observe`, `heal` and `repair`, and answered 400 in
+//! `strict`, which forwards nothing it has not checked.
 
 use bytes::Bytes;
 use mend::repair::{repair, Edit, RepairOptions};
@@ -78,6 +79,23 @@ impl Verdict {
             ..Verdict::pass("unchecked", parsed)
         }
     }
+
+    /// A body mend cannot read: passed on unchecked, or under `strict` refused with why.
+    fn unreadable(mode: Mode, why: String, parsed: Option<Value>) -> Verdict {
+        if mode != Mode::Strict {
+            return Verdict::unchecked(why, parsed);
+        }
+        Verdict {
+            reject: true,
+            found: vec![Violation::error(
+                mend::Rule::Malformed,
+                String::new(),
+                format!("the body cannot be checked: {why}"),
+            )],
+            unchecked_because: Some(why),
+            ..Verdict::pass("rejected", parsed)
+        }
+    }
 }
 
 /// What the body is checked as.
@@ -115,7 +133,7 @@ pub(crate) fn judge(mode: Mode, target: &Target<'_>, body: &[u8]) -> Verdict {
                 Err(e) => format!("not JSON: {e}"),
                 Ok(_) => "not JSON".to_string(),
             };
-            return Verdict::unchecked(why, None);
+            return Verdict::unreadable(mode, why, None);
         }
     };
     let opts = target.options();
@@ -123,13 +141,13 @@ pub(crate) fn judge(mode: Mode, target: &Target<'_>, body: &[u8]) -> Verdict {
         Ok(a) => a,
         Err(e) => {
             let why = e.to_string();
-            return Verdict::unchecked(why, Some(parsed));
+            return Verdict::unreadable(mode, why, Some(parsed));
         }
     };
     if let Some(v) = mend::unreadable_history(analysis.dialect, &analysis.violations) {
         let why = format!("no readable history: {}", v.message);
         drop(analysis);
-        return Verdict::unchecked(why, Some(parsed));
+        return Verdict::unreadable(mode, why, Some(parsed));
     }
     let report = analysis.into_report();
     let valid = report.valid();
@@ -236,14 +254,32 @@ mod tests {
         assert_eq!(v.edits.len(), 1);
     }
 
+    /// What cannot be read passes unchanged (and counted `unchecked`) in every mode but
+    /// strict, which refuses it with the reason: not JSON, not an object, no history of
+    /// the endpoint's dialect (a Gemini body at the chat endpoint), a history key of the
+    /// wrong type.
     #[test]
-    fn unreadable_bodies_pass() {
-        for mode in [Mode::Observe, Mode::Heal, Mode::Repair, Mode::Strict] {
-            let v = judge(mode, &chat(), b"{not json");
-            assert_eq!(v.outcome, "unchecked");
-            assert!(!v.reject && v.replacement.is_none());
-            let v = judge(mode, &chat(), br#"{"model":"x"}"#);
-            assert_eq!(v.outcome, "unchecked", "{:?}", v.unchecked_because);
+    fn unreadable_bodies_pass_but_not_in_strict() {
+        let unreadable: [&[u8]; 5] = [
+            b"{not json",
+            b"[1, 2]",
+            br#"{"model":"x"}"#,
+            br#"{"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}"#,
+            br#"{"model": "gpt-4o", "messages": {"role": "user", "content": "hi"}}"#,
+        ];
+        for body in unreadable {
+            for mode in [Mode::Observe, Mode::Heal, Mode::Repair] {
+                let v = judge(mode, &chat(), body);
+                assert_eq!(v.outcome, "unchecked", "{:?}", v.unchecked_because);
+                assert!(!v.reject && v.replacement.is_none());
+            }
+            let v = judge(Mode::Strict, &chat(), body);
+            assert_eq!(v.outcome, "rejected");
+            assert!(v.reject && v.replacement.is_none());
+            assert_eq!(v.found[0].rule.id(), "malformed");
+            assert!(v.found[0]
+                .message
+                .starts_with("the body cannot be checked: "));
         }
     }
 }

@@ -150,9 +150,9 @@ async fn off_forwards_without_looking() {
 }
 
 #[tokio::test]
-async fn bodies_mend_cannot_read_go_to_the_provider_in_every_mode() {
+async fn bodies_mend_cannot_read_go_to_the_provider_unless_strict() {
     let mock = Mock::start().await;
-    for mode in [Mode::Observe, Mode::Repair, Mode::Strict] {
+    for mode in [Mode::Observe, Mode::Heal, Mode::Repair] {
         let app = app_for(&mock, mode);
         let r = send(
             &app,
@@ -168,6 +168,41 @@ async fn bodies_mend_cannot_read_go_to_the_provider_in_every_mode() {
         );
         assert_eq!(&mock.last().body[..], b"{oops");
     }
+    // Strict forwards nothing it has not checked: a body that is not JSON, or not a
+    // request of the endpoint's dialect, is answered in the provider's shape, with why.
+    let app = app_for(&mock, Mode::Strict);
+    let before = mock.received().len();
+    for (d, path, body) in [
+        (Dialect::OpenAiChat, "/v1/chat/completions", "{oops"),
+        (
+            Dialect::OpenAiChat,
+            "/v1/chat/completions",
+            r#"{"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}"#,
+        ),
+        (
+            Dialect::Anthropic,
+            "/v1/messages",
+            r#"{"model": "claude-sonnet-4-5", "max_tokens": 9, "messages": "hi"}"#,
+        ),
+    ] {
+        let r = send(&app, crate::support::request_to(d, path, body, &[])).await;
+        assert_eq!(r.status, 400, "{body}");
+        let v = r.json();
+        // Anthropic's and OpenAI's error shapes both keep it at error.message.
+        let message = &v["error"]["message"];
+        assert!(
+            message
+                .as_str()
+                .is_some_and(|m| m.contains("the body cannot be checked")),
+            "{v}"
+        );
+        assert_eq!(v["mend"]["violations"][0]["rule"], "malformed");
+    }
+    assert_eq!(
+        mock.received().len(),
+        before,
+        "strict forwarded an unreadable body"
+    );
 }
 
 #[tokio::test]
