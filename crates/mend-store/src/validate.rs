@@ -169,7 +169,7 @@ fn blamable(v: &Validation, body: Value) -> Result<Vec<Violation>> {
     let opts = v.options();
     let analysis = mend::analyze(&body, &opts)?;
     let key = v.dialect.history_key();
-    let turns = history_turns(&analysis.chain, key);
+    let turns = analysis.chain.turns_under(key);
     let tail = open_tail_start(&analysis.chain, &turns);
     let last = turns.last().copied();
     let last_is_assistant = last.is_some_and(|t| analysis.chain.turns[t].role == Role::Assistant);
@@ -216,13 +216,6 @@ fn probe(dialect: Dialect) -> Value {
         Dialect::Gemini => json!({"role": "user", "parts": [{"text": "next"}]}),
         _ => json!({"role": "user", "content": "next"}),
     }
-}
-
-/// The chain's turns that are history (not `system` or instructions), in order.
-fn history_turns(chain: &Chain, key: &str) -> Vec<usize> {
-    (0..chain.turns.len())
-        .filter(|&t| chain.turns[t].ptr.root == key)
-        .collect()
 }
 
 /// The first turn of the open tail: the last assistant turn that makes calls or holds

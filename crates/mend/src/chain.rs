@@ -354,6 +354,14 @@ impl<'a> Chain<'a> {
         }
     }
 
+    /// The indices of the turns under the top-level key `root` (the history array, not
+    /// a top-level system or instructions turn), in order.
+    pub fn turns_under(&self, root: &str) -> Vec<usize> {
+        (0..self.turns.len())
+            .filter(|&t| self.turns[t].ptr.root == root)
+            .collect()
+    }
+
     /// The nodes of turn `t`.
     pub fn turn_nodes(&self, t: usize) -> &[Node<'a>] {
         let turn = &self.turns[t];

@@ -406,6 +406,69 @@ pub(crate) fn malformed(out: &mut Vec<Violation>, ptr: Ptr, field: Option<&str>,
     out.push(Violation::error(Rule::Malformed, path, message));
 }
 
+/// The body's history array under `root`, marked as present on the chain; `None`, with
+/// a `malformed` finding that says what was found instead, when it is missing or of
+/// another type (`items` names what the array holds, for the message).
+pub(crate) fn history_array<'a>(
+    body: &'a Map<String, Value>,
+    root: &'static str,
+    items: &str,
+    chain: &mut Chain<'a>,
+    out: &mut Vec<Violation>,
+) -> Option<&'a Vec<Value>> {
+    match body.get(root) {
+        Some(Value::Array(a)) => {
+            chain.facts.history_is_array = true;
+            Some(a)
+        }
+        Some(other) => {
+            malformed(
+                out,
+                Ptr::root(root),
+                None,
+                format!(
+                    "`{root}` is {} but must be an array of {items}",
+                    kind_of(other)
+                ),
+            );
+            None
+        }
+        None => {
+            malformed(
+                out,
+                Ptr::BODY,
+                None,
+                format!("the body has no `{root}` array"),
+            );
+            None
+        }
+    }
+}
+
+/// A `malformed` finding about a value that must be a JSON object (a call's input or a
+/// result's structured output given as text, a number or a list), located at the node
+/// about to be pushed, with the `defect` its fix acts on and the provider's own text.
+pub(crate) fn not_an_object(
+    out: &mut Vec<Violation>,
+    chain: &Chain,
+    path: String,
+    what: String,
+    got: &Value,
+    provider: String,
+    defect: crate::violation::Defect,
+) {
+    out.push(
+        Violation::error(
+            Rule::Malformed,
+            path,
+            format!("{what} is {} but must be a JSON object", kind_of(got)),
+        )
+        .provider(Some(provider))
+        .at_node(chain.nodes.len(), chain.turns.len().saturating_sub(1))
+        .with_defect(defect),
+    );
+}
+
 /// True when a string is empty or white space only.
 pub(crate) fn blank(s: &str) -> bool {
     s.trim().is_empty()

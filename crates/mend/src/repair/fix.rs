@@ -68,6 +68,22 @@ impl<'p, 'a> Fixer<'p, 'a> {
         self.a.dialect
     }
 
+    /// The indices of the history turns, in order (not a top-level system or
+    /// instructions turn).
+    pub(crate) fn history(&self) -> Vec<usize> {
+        self.chain().turns_under(self.dialect().history_key())
+    }
+
+    /// Whether the body is wrong only by `rule`: the fixes that join or drop whole
+    /// turns wait for that, so they never act on turns another fix is still moving.
+    pub(crate) fn only_wrong_by(&self, rule: Rule) -> bool {
+        !self
+            .a
+            .violations
+            .iter()
+            .any(|w| w.severity == crate::violation::Severity::Error && w.rule != rule)
+    }
+
     /// Mark node `n` as acted on; false when a fix already did this pass.
     pub(crate) fn claim(&mut self, n: usize) -> bool {
         self.touched.insert(n)

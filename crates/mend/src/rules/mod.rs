@@ -298,9 +298,7 @@ impl Ctx<'_, '_> {
     }
     /// The indices of the history turns, in order.
     fn history(&self) -> Vec<usize> {
-        (0..self.chain.turns.len())
-            .filter(|&t| self.is_history(&self.chain.turns[t]))
-            .collect()
+        self.chain.turns_under(self.dialect.history_key())
     }
 
     /// An error about node `n`, located at it.

@@ -421,19 +421,12 @@ fn join_the_run(fx: &mut Fixer, v: &Violation) {
     if v.defect != Some(Defect::SameRoleInARow) {
         return;
     }
-    let others =
-        fx.a.violations
-            .iter()
-            .any(|w| w.severity == Severity::Error && w.rule != Rule::RoleOrder);
-    if others {
+    if !fx.only_wrong_by(Rule::RoleOrder) {
         return;
     }
     let Some(t) = v.loc.turn else { return };
     let chain = fx.chain();
-    let key = fx.dialect().history_key();
-    let history: Vec<usize> = (0..chain.turns.len())
-        .filter(|&u| chain.turns[u].ptr.root == key)
-        .collect();
+    let history = fx.history();
     let Some(k) = history.iter().position(|&u| u == t) else {
         return;
     };
@@ -499,19 +492,12 @@ fn blocks_of(message: &Value) -> Vec<Value> {
 /// function responses after it go when a real user turn follows them, so the history
 /// opens at that turn; only when nothing else in the body is wrong.
 fn drop_the_leading_group(fx: &mut Fixer, v: &Violation) {
-    let others =
-        fx.a.violations
-            .iter()
-            .any(|w| w.severity == Severity::Error && w.rule != Rule::FunctionCallPosition);
-    if others {
+    if !fx.only_wrong_by(Rule::FunctionCallPosition) {
         return;
     }
     let Some(t) = v.loc.turn else { return };
     let chain = fx.chain();
-    let key = fx.dialect().history_key();
-    let history: Vec<usize> = (0..chain.turns.len())
-        .filter(|&u| chain.turns[u].ptr.root == key)
-        .collect();
+    let history = fx.history();
     if history.first() != Some(&t) {
         return;
     }

@@ -93,29 +93,8 @@ pub(crate) fn map<'a>(
             ),
         ),
     }
-    let msgs = match body.get(ROOT) {
-        Some(Value::Array(a)) => {
-            chain.facts.history_is_array = true;
-            a
-        }
-        Some(other) => {
-            malformed(
-                out,
-                Ptr::root(ROOT),
-                None,
-                format!("`messages` is {} but must be an array", kind_of(other)),
-            );
-            return;
-        }
-        None => {
-            malformed(
-                out,
-                Ptr::BODY,
-                None,
-                "the body has no `messages` array".into(),
-            );
-            return;
-        }
+    let Some(msgs) = super::history_array(body, ROOT, "messages", chain, out) else {
+        return;
     };
     for (i, m) in msgs.iter().enumerate() {
         map_message(i, m, chain, out);
@@ -294,18 +273,14 @@ fn map_block<'a>(
         {
             // Claude's calls carry their input as an object; a client that kept the
             // model's arguments as text sends a string (claude-code#6696).
-            let what = kind_of(&b["input"]);
-            out.push(
-                Violation::error(
-                    crate::violation::Rule::Malformed,
-                    p.render_with("input"),
-                    format!("messages[{i}].content[{j}].input is {what} but a {ty} block's input must be an object"),
-                )
-                .provider(Some(format!(
-                    "messages.{i}.content.{j}.{ty}.input: Input should be a valid dictionary"
-                )))
-                .at_node(chain.nodes.len(), chain.turns.len().saturating_sub(1))
-                .with_defect(crate::violation::Defect::ToolInputNotObject),
+            super::not_an_object(
+                out,
+                chain,
+                p.render_with("input"),
+                format!("messages[{i}].content[{j}].input ({ty})"),
+                &b["input"],
+                format!("messages.{i}.content.{j}.{ty}.input: Input should be a valid dictionary"),
+                crate::violation::Defect::ToolInputNotObject,
             );
             return map_call_block(ty, s("id"), s("name"), p, chain);
         }

@@ -17,9 +17,9 @@ pub(crate) mod capture;
 use serde_json::{Map, Value};
 
 use super::openai_chat::approx_size;
-use super::{blank, kind_of, malformed};
+use super::{blank, kind_of, malformed, not_an_object};
 use crate::chain::{CallKind, Chain, NodeKind, Ptr, Role};
-use crate::violation::{Defect, Rule, Violation};
+use crate::violation::{Defect, Violation};
 
 pub mod canonical;
 pub(crate) mod settings;
@@ -73,29 +73,8 @@ pub(crate) fn map<'a>(
             ),
         ),
     }
-    let msgs = match body.get(ROOT) {
-        Some(Value::Array(a)) => {
-            chain.facts.history_is_array = true;
-            a
-        }
-        Some(other) => {
-            malformed(
-                out,
-                Ptr::root(ROOT),
-                None,
-                format!("`messages` is {} but must be an array", kind_of(other)),
-            );
-            return;
-        }
-        None => {
-            malformed(
-                out,
-                Ptr::BODY,
-                None,
-                "the body has no `messages` array".into(),
-            );
-            return;
-        }
+    let Some(msgs) = super::history_array(body, ROOT, "messages", chain, out) else {
+        return;
     };
     for (i, m) in msgs.iter().enumerate() {
         map_message(i, m, chain, out);
@@ -309,23 +288,16 @@ fn check_tool_input(
     chain: &Chain,
     out: &mut Vec<Violation>,
 ) {
-    match v.get("input") {
-        None | Some(Value::Object(_)) => {}
-        Some(other) => out.push(
-            Violation::error(
-                Rule::Malformed,
-                format!("{}/toolUse/input", p.render()),
-                format!(
-                    "messages[{i}].content[{j}].toolUse.input is {} but must be a JSON object",
-                    kind_of(other)
-                ),
-            )
-            .provider(Some(format!(
-                "The format of the value at messages.{i}.content.{j}.toolUse.input is invalid. Provide a json object for the field and try again."
-            )))
-            .at_node(chain.nodes.len(), chain.turns.len().saturating_sub(1))
-            .with_defect(Defect::ToolInputNotObject),
-        ),
+    if let Some(other) = v.get("input").filter(|x| !x.is_object()) {
+        not_an_object(
+            out,
+            chain,
+            format!("{}/toolUse/input", p.render()),
+            format!("messages[{i}].content[{j}].toolUse.input"),
+            other,
+            format!("The format of the value at messages.{i}.content.{j}.toolUse.input is invalid. Provide a json object for the field and try again."),
+            Defect::ToolInputNotObject,
+        );
     }
 }
 
@@ -343,23 +315,16 @@ fn check_result_json(
         return;
     };
     for (k, c) in content.iter().enumerate() {
-        match c.get("json") {
-            None | Some(Value::Object(_)) => {}
-            Some(other) => out.push(
-                Violation::error(
-                    Rule::Malformed,
-                    format!("{}/toolResult/content/{k}/json", p.render()),
-                    format!(
-                        "messages[{i}].content[{j}].toolResult.content[{k}].json is {} but must be a JSON object",
-                        kind_of(other)
-                    ),
-                )
-                .provider(Some(format!(
-                    "The format of the value at messages.{i}.content.{j}.toolResult.content.{k}.json is invalid. Provide a json object for the field and try again."
-                )))
-                .at_node(chain.nodes.len(), chain.turns.len().saturating_sub(1))
-                .with_defect(Defect::ResultJsonNotObject),
-            ),
+        if let Some(other) = c.get("json").filter(|x| !x.is_object()) {
+            not_an_object(
+                out,
+                chain,
+                format!("{}/toolResult/content/{k}/json", p.render()),
+                format!("messages[{i}].content[{j}].toolResult.content[{k}].json"),
+                other,
+                format!("The format of the value at messages.{i}.content.{j}.toolResult.content.{k}.json is invalid. Provide a json object for the field and try again."),
+                Defect::ResultJsonNotObject,
+            );
         }
     }
 }

@@ -8,9 +8,9 @@
 use serde_json::{Map, Value};
 
 use super::openai_chat::approx_size;
-use super::{kind_of, malformed};
+use super::{kind_of, malformed, not_an_object};
 use crate::chain::{CallKind, Chain, NodeKind, Ptr, Role};
-use crate::violation::{Defect, Rule, Violation};
+use crate::violation::{Defect, Violation};
 
 pub mod canonical;
 pub(crate) mod capture;
@@ -57,29 +57,8 @@ pub(crate) fn map<'a>(
             .or_else(|| t.get("thinking_level"))
             .is_some()
     });
-    let contents = match body.get(ROOT) {
-        Some(Value::Array(a)) => {
-            chain.facts.history_is_array = true;
-            a
-        }
-        Some(other) => {
-            malformed(
-                out,
-                Ptr::root(ROOT),
-                None,
-                format!("`contents` is {} but must be an array", kind_of(other)),
-            );
-            return;
-        }
-        None => {
-            malformed(
-                out,
-                Ptr::BODY,
-                None,
-                "the body has no `contents` array".into(),
-            );
-            return;
-        }
+    let Some(contents) = super::history_array(body, ROOT, "turns", chain, out) else {
+        return;
     };
     for (i, c) in contents.iter().enumerate() {
         map_content(i, c, chain, out);
@@ -295,20 +274,19 @@ fn struct_args(
 ) {
     if let Some(args) = fc.get("args").filter(|a| !a.is_object() && !a.is_null()) {
         // A protobuf Struct: a client that kept the arguments as text sends a string.
-        out.push(
-            Violation::error(
-                Rule::Malformed,
-                format!("{}/{}/args", pptr.render(), if p.contains_key("functionCall") { "functionCall" } else { "function_call" }),
-                format!(
-                    "contents[{i}].parts[{j}].functionCall.args is {} but must be an object",
-                    kind_of(args)
-                ),
-            )
-            .provider(Some(format!(
-                "Invalid value at 'contents[{i}].parts[{j}].function_call.args' (type.googleapis.com/google.protobuf.Struct)"
-            )))
-            .at_node(chain.nodes.len(), chain.turns.len().saturating_sub(1))
-            .with_defect(Defect::ToolInputNotObject),
+        let key = if p.contains_key("functionCall") {
+            "functionCall"
+        } else {
+            "function_call"
+        };
+        not_an_object(
+            out,
+            chain,
+            format!("{}/{key}/args", pptr.render()),
+            format!("contents[{i}].parts[{j}].{key}.args"),
+            args,
+            format!("Invalid value at 'contents[{i}].parts[{j}].function_call.args' (type.googleapis.com/google.protobuf.Struct)"),
+            Defect::ToolInputNotObject,
         );
     }
 }
@@ -331,18 +309,19 @@ fn struct_response(
         } else {
             format!("Invalid value at 'contents[{i}].parts[{j}].function_response.response' (type.googleapis.com/google.protobuf.Struct)")
         };
-        out.push(
-            Violation::error(
-                Rule::Malformed,
-                format!("{}/{}/response", pptr.render(), if p.contains_key("functionResponse") { "functionResponse" } else { "function_response" }),
-                format!(
-                    "contents[{i}].parts[{j}].functionResponse.response is {} but must be an object",
-                    kind_of(resp)
-                ),
-            )
-            .provider(Some(text))
-            .at_node(chain.nodes.len(), chain.turns.len().saturating_sub(1))
-            .with_defect(Defect::ResultJsonNotObject),
+        let key = if p.contains_key("functionResponse") {
+            "functionResponse"
+        } else {
+            "function_response"
+        };
+        not_an_object(
+            out,
+            chain,
+            format!("{}/{key}/response", pptr.render()),
+            format!("contents[{i}].parts[{j}].{key}.response"),
+            resp,
+            text,
+            Defect::ResultJsonNotObject,
         );
     }
 }

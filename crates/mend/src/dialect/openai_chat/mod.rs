@@ -25,32 +25,8 @@ pub(crate) fn map<'a>(
     chain: &mut Chain<'a>,
     out: &mut Vec<Violation>,
 ) {
-    let msgs = match body.get(ROOT) {
-        Some(Value::Array(a)) => {
-            chain.facts.history_is_array = true;
-            a
-        }
-        Some(other) => {
-            malformed(
-                out,
-                Ptr::root(ROOT),
-                None,
-                format!(
-                    "`messages` is {} but must be an array of messages",
-                    kind_of(other)
-                ),
-            );
-            return;
-        }
-        None => {
-            malformed(
-                out,
-                Ptr::BODY,
-                None,
-                "the body has no `messages` array".into(),
-            );
-            return;
-        }
+    let Some(msgs) = super::history_array(body, ROOT, "messages", chain, out) else {
+        return;
     };
     for (i, m) in msgs.iter().enumerate() {
         map_message(i, m, chain, out);
