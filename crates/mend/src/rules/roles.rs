@@ -194,22 +194,17 @@ pub(crate) fn roles_come_in_an_accepted_order(ctx: &Ctx, out: &mut Vec<Violation
                         .provider(Some("messages: first message must use the \"user\" role".into()))
                     );
                 }
-                if let Some(p) = prev {
-                    let pr = chain.turns[p].role;
-                    if pr == turn.role && matches!(pr, Role::User | Role::Assistant) {
-                        let r = turn.wire;
-                        out.push(
-                            ctx.at_turn(Rule::RoleOrder, t,
-                                format!(
-                                    "{path} is a second \"{r}\" message in a row; {}",
-                                    if strict { "roles must alternate on this provider" } else { "the first-party API merges them, but Bedrock and strict gateways reject it" }
-                                ),
-                            )
-                            .severity(sev)
-                            .provider(Some(format!("messages: roles must alternate between \"user\" and \"assistant\", but found multiple \"{r}\" roles in a row")))
-                            .with_defect(Defect::SameRoleInARow)
-                        );
-                    }
+                if let Some(mut v) = same_role_in_a_row(ctx, t, prev) {
+                    let r = turn.wire;
+                    v.message.push_str(if strict {
+                        "roles must alternate on this provider"
+                    } else {
+                        "the first-party API merges them, but Bedrock and strict gateways reject it"
+                    });
+                    out.push(
+                        v.severity(sev)
+                            .provider(Some(format!("messages: roles must alternate between \"user\" and \"assistant\", but found multiple \"{r}\" roles in a row"))),
+                    );
                 }
             }
             Dialect::Gemini => {
@@ -315,19 +310,10 @@ fn converse_order(
             .provider(Some("A conversation must start with a user message. Try again with a conversation that starts with a user message.".into())),
         );
     }
-    if let Some(p) = prev {
-        let pr = ctx.chain.turns[p].role;
-        if pr == turn.role && matches!(pr, Role::User | Role::Assistant) {
-            out.push(
-                ctx.at_turn(
-                    Rule::RoleOrder,
-                    t,
-                    format!("{path} is a second \"{}\" message in a row; Converse does not merge messages, so roles must alternate", turn.wire),
-                )
-                .provider(Some("A conversation must alternate between user and assistant roles. Make sure the conversation alternates between user and assistant roles and try again.".into()))
-                .with_defect(Defect::SameRoleInARow),
-            );
-        }
+    if let Some(mut v) = same_role_in_a_row(ctx, t, prev) {
+        v.message
+            .push_str("Converse does not merge messages, so roles must alternate");
+        out.push(v.provider(Some("A conversation must alternate between user and assistant roles. Make sure the conversation alternates between user and assistant roles and try again.".into())));
     }
     if k + 1 == len && k > 0 && turn.role == Role::Assistant && refuses_prefill(model) {
         out.push(
@@ -339,6 +325,25 @@ fn converse_order(
             .provider(Some("This model does not support assistant message prefill. The conversation must end with a user message.".into())),
         );
     }
+}
+
+/// A user or assistant message right after one of the same role (Anthropic, Converse):
+/// the finding, its message ending in "; " for the dialect to say why, marked for the
+/// fix that joins the run.
+fn same_role_in_a_row(ctx: &Ctx, t: usize, prev: Option<usize>) -> Option<Violation> {
+    let turn = &ctx.chain.turns[t];
+    let pr = ctx.chain.turns[prev?].role;
+    (pr == turn.role && matches!(pr, Role::User | Role::Assistant)).then(|| {
+        ctx.at_turn(
+            Rule::RoleOrder,
+            t,
+            format!(
+                "{} is a second \"{}\" message in a row; ",
+                turn.ptr, turn.wire
+            ),
+        )
+        .with_defect(Defect::SameRoleInARow)
+    })
 }
 
 /// Models recorded or documented to accept a Converse history that opens with the
