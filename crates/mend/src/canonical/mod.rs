@@ -633,6 +633,29 @@ impl<'de> Deserialize<'de> for Conversation {
 
 // Small helpers the dialect modules share.
 
+/// A `user` / `assistant` wire message (Anthropic, Converse): the object and its role, or
+/// the message kept verbatim when it is not an object or has another role.
+pub(crate) fn user_or_assistant(v: &Value) -> Result<(&Map<String, Value>, Role), Box<Message>> {
+    let Some(o) = v.as_object() else {
+        return Err(Box::new(Message::verbatim(
+            Role::Other("?".into()),
+            v.clone(),
+        )));
+    };
+    match o.get("role").and_then(Value::as_str) {
+        Some("user") => Ok((o, Role::User)),
+        Some("assistant") => Ok((o, Role::Assistant)),
+        Some(other) => Err(Box::new(Message::verbatim(
+            Role::from_name(other),
+            v.clone(),
+        ))),
+        None => Err(Box::new(Message::verbatim(
+            Role::Other("?".into()),
+            v.clone(),
+        ))),
+    }
+}
+
 /// Split a `data:<media type>;base64,<data>` URL, when writing it back gives the same URL.
 pub(crate) fn split_data_url(url: &str) -> Option<(String, String)> {
     let rest = url.strip_prefix("data:")?;

@@ -55,14 +55,9 @@ pub(crate) fn read_request(obj: &Map<String, Value>) -> Conversation {
 
 /// Read one wire message (also a response: `role` + `content`).
 pub(crate) fn read_message(v: &Value) -> Message {
-    let Some(o) = v.as_object() else {
-        return Message::verbatim(Role::Other("?".into()), v.clone());
-    };
-    let role = match o.get("role").and_then(Value::as_str) {
-        Some("user") => Role::User,
-        Some("assistant") => Role::Assistant,
-        Some(other) => return Message::verbatim(Role::from_name(other), v.clone()),
-        None => return Message::verbatim(Role::Other("?".into()), v.clone()),
+    let (o, role) = match crate::canonical::user_or_assistant(v) {
+        Ok(x) => x,
+        Err(kept) => return *kept,
     };
     let mut msg = Message::new(role, Vec::new());
     for (k, v) in o {
