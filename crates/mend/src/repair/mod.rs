@@ -10,8 +10,10 @@
 //! fields and key order included, is left as it was.
 //!
 //! Invariants: a valid body is returned unchanged; only nodes named by a violation are
-//! touched; what cannot be repaired without guessing is reported, never invented; running
-//! repair on its own output changes nothing; no fix reads a rendered pointer or a message.
+//! touched; what cannot be repaired without guessing is reported, never invented; a
+//! fix that leaves an error of a rule the input did not break is held back when that
+//! only takes edits away and leaves no more errors (see `repair`); running repair on its
+//! own output changes nothing; no fix reads a rendered pointer or a message.
 
 mod fix;
 
@@ -129,49 +131,187 @@ const MAX_PASSES: usize = 32;
 /// assert_eq!(fixed.body["messages"][2]["tool_call_id"], "call_1");
 /// ```
 pub fn repair(body: &Value, opts: &RepairOptions) -> Result<Repaired, Error> {
-    // The input is borrowed until the first edit, and each pass's analysis is the verdict
-    // when it plans nothing: a valid body costs one check and one clone.
-    let mut current: Option<Value> = None;
-    let mut edits = Vec::new();
-    let mut passes = 0;
-    let (dialect, provider, violations) = loop {
-        let now = current.as_ref().unwrap_or(body);
-        let analysis = analyze(now, &opts.check)?;
-        passes += 1;
-        let plan = if passes > MAX_PASSES {
-            fix::Plan::default()
-        } else {
-            plan(&analysis, now, opts)
-        };
-        if plan.is_empty() {
-            break (analysis.dialect, analysis.profile.name, analysis.violations);
-        }
-        let next = plan.apply(now, analysis.dialect);
-        if &next == now {
-            // A plan that changed nothing (its edits had nowhere to go, as a result for a
-            // message whose content is not a list) made no edits worth reporting, and this
-            // pass's verdict is the body's.
-            break (analysis.dialect, analysis.profile.name, analysis.violations);
-        }
-        drop(analysis);
-        edits.extend(plan.edits);
-        current = Some(next);
+    let first = Run::new(body, opts, &[])?;
+    let Some(k) = first.made_worse() else {
+        return Ok(first.done(body));
     };
-    let (unrepairable, warnings) = violations
-        .into_iter()
-        .partition(|v| v.severity == Severity::Error);
-    Ok(Repaired {
-        dialect,
-        provider,
-        body: current.unwrap_or_else(|| body.clone()),
-        edits,
-        unrepairable,
-        warnings,
-    })
+    // The run left an error of a rule the input did not break. Hold back the fixes of
+    // the pass that brought it in (one alone first: the others may be sound, then all of
+    // them) and run again; a run is taken instead of the first only when it ends no worse,
+    // with no more errors left, and makes no kind of edit the first did not (holding back
+    // takes edits away, it never trades them for others, such as a synthesized result for
+    // a moved one). The
+    // held set only grows, so this ends; ordinary damage never gets here.
+    let allowed = first.edit_rules();
+    let left = first.errors_left();
+    let better = |run: &Run| {
+        run.made_worse().is_none()
+            && run.errors_left() <= left
+            && run.edit_rules().iter().all(|r| allowed.contains(r))
+    };
+    let mut held: Vec<Rule> = Vec::new();
+    let mut culprits = first.rules_of_pass(k);
+    while !culprits.is_empty() {
+        if culprits.len() > 1 {
+            for &c in &culprits {
+                let run = Run::new(body, opts, &[held.as_slice(), &[c]].concat())?;
+                if better(&run) {
+                    return Ok(run.done(body));
+                }
+            }
+        }
+        held.extend(culprits);
+        let run = Run::new(body, opts, &held)?;
+        if better(&run) {
+            return Ok(run.done(body));
+        }
+        culprits = match run.made_worse() {
+            Some(k) => run
+                .rules_of_pass(k)
+                .into_iter()
+                .filter(|r| !held.contains(r))
+                .collect(),
+            None => Vec::new(),
+        };
+    }
+    Ok(first.done(body))
+}
+
+/// One run of repair passes over a body: plan the errors' fixes (but those of `held`
+/// rules), apply them, check again, until nothing more is planned. It keeps the rules
+/// each state broke and which pass made which edits, so that `repair` can tell a run that
+/// ended worse than it started and which fixes brought that in.
+///
+/// Worse means: what is left unrepaired includes an error of a rule the input did not
+/// break. Dropping an empty first user message leaves an assistant message first, which
+/// a strict profile refuses and no fix can answer without inventing a message; that
+/// drop is held back and the empty message reported instead.
+struct Run {
+    dialect: Dialect,
+    provider: &'static str,
+    /// The body after each pass (the input is state 0 and is not held here).
+    states: Vec<Value>,
+    /// The number of edits made up to each state after the input.
+    marks: Vec<usize>,
+    edits: Vec<Edit>,
+    /// The error rules of each state, the input's first.
+    seen: Vec<Vec<Rule>>,
+    /// The last state's violations.
+    violations: Vec<Violation>,
+}
+
+impl Run {
+    fn new(body: &Value, opts: &RepairOptions, held: &[Rule]) -> Result<Run, Error> {
+        // The input is borrowed until the first edit, and each pass's analysis is the
+        // verdict when it plans nothing: a valid body costs one check and one clone.
+        let mut states: Vec<Value> = Vec::new();
+        let mut marks = Vec::new();
+        let mut edits = Vec::new();
+        let mut seen = Vec::new();
+        loop {
+            let now = states.last().unwrap_or(body);
+            let analysis = analyze(now, &opts.check)?;
+            seen.push(error_rules(&analysis.violations));
+            let plan = if states.len() >= MAX_PASSES {
+                fix::Plan::default()
+            } else {
+                plan(&analysis, now, opts, held)
+            };
+            // A plan that changed nothing (its edits had nowhere to go, as a result for a
+            // message whose content is not a list) made no edits worth reporting, and
+            // this pass's verdict is the body's.
+            let next = (!plan.is_empty())
+                .then(|| plan.apply(now, analysis.dialect))
+                .filter(|next| next != now);
+            let Some(next) = next else {
+                return Ok(Run {
+                    dialect: analysis.dialect,
+                    provider: analysis.profile.name,
+                    violations: analysis.violations,
+                    states,
+                    marks,
+                    edits,
+                    seen,
+                });
+            };
+            drop(analysis);
+            edits.extend(plan.edits);
+            states.push(next);
+            marks.push(edits.len());
+        }
+    }
+
+    /// The first state that broke a rule the input did not and that is still broken at
+    /// the end, if any.
+    fn made_worse(&self) -> Option<usize> {
+        let input = self.seen.first()?;
+        let left: Vec<Rule> = error_rules(&self.violations)
+            .into_iter()
+            .filter(|r| !input.contains(r))
+            .collect();
+        if left.is_empty() {
+            return None;
+        }
+        self.seen
+            .iter()
+            .position(|rules| rules.iter().any(|r| left.contains(r)))
+    }
+
+    /// The errors its last state has.
+    fn errors_left(&self) -> usize {
+        self.violations
+            .iter()
+            .filter(|v| v.severity == Severity::Error)
+            .count()
+    }
+
+    /// The rules of all its edits.
+    fn edit_rules(&self) -> Vec<Rule> {
+        let mut rules: Vec<Rule> = self.edits.iter().map(|e| e.rule).collect();
+        rules.sort_unstable_by_key(|r| r.spec().id);
+        rules.dedup();
+        rules
+    }
+
+    /// The rules of the edits of the pass that made state `k`.
+    fn rules_of_pass(&self, k: usize) -> Vec<Rule> {
+        let from = k.checked_sub(2).map_or(0, |j| self.marks[j]);
+        let to = self.marks[k - 1];
+        let mut rules: Vec<Rule> = self.edits[from..to].iter().map(|e| e.rule).collect();
+        rules.sort_unstable_by_key(|r| r.spec().id);
+        rules.dedup();
+        rules
+    }
+
+    fn done(mut self, body: &Value) -> Repaired {
+        let (unrepairable, warnings) = self
+            .violations
+            .into_iter()
+            .partition(|v| v.severity == Severity::Error);
+        Repaired {
+            dialect: self.dialect,
+            provider: self.provider,
+            body: self.states.pop().unwrap_or_else(|| body.clone()),
+            edits: self.edits,
+            unrepairable,
+            warnings,
+        }
+    }
+}
+
+fn error_rules(violations: &[Violation]) -> Vec<Rule> {
+    let mut rules: Vec<Rule> = violations
+        .iter()
+        .filter(|v| v.severity == Severity::Error)
+        .map(|v| v.rule)
+        .collect();
+    rules.sort_unstable_by_key(|r| r.spec().id);
+    rules.dedup();
+    rules
 }
 
 /// Plan the edits of one pass: each error's fix, in body order.
-fn plan(a: &Analysis, body: &Value, opts: &RepairOptions) -> fix::Plan {
+fn plan(a: &Analysis, body: &Value, opts: &RepairOptions, held: &[Rule]) -> fix::Plan {
     let errors = || {
         a.violations
             .iter()
@@ -181,13 +321,17 @@ fn plan(a: &Analysis, body: &Value, opts: &RepairOptions) -> fix::Plan {
         return fix::Plan::default();
     }
     let mut fx = Fixer::new(a, body, opts);
-    crate::rules::ids::restore_lost_ids(&mut fx);
+    if !held.contains(&Rule::InvalidCallId) {
+        crate::rules::ids::restore_lost_ids(&mut fx);
+    }
     // A misplaced result can make its neighbours look broken (a reasoning item followed
     // by the wrong item, a call with no reasoning before it). When a pass moves results,
     // it leaves the reasoning rules to the next pass, which sees the history put back.
     let moves_results = errors().any(|v| crate::rules::pairing::moves_a_result(&fx, v));
     for v in errors() {
-        if moves_results && crate::rules::reasoning::waits_for_results(v.rule) {
+        if held.contains(&v.rule)
+            || moves_results && crate::rules::reasoning::waits_for_results(v.rule)
+        {
             continue;
         }
         if let Some(fix) = v.rule.spec().fix {

@@ -5,8 +5,10 @@
 //! exactly `expect.rules`, every path in `expect.paths` must be among the findings' paths,
 //! and `valid` must match. When `repaired` is given, `mend::repair` (with the optional
 //! `repair_policy`: `{"missing_result": "synthesize|drop-call", "orphan_result":
-//! "drop|to-text", "synthesized_text": "..."}`) must give exactly that body, and it must check valid; a valid case
-//! must come back from repair unchanged. Adding a case needs no Rust.
+//! "drop|to-text", "synthesized_text": "..."}`) must give exactly that body, and it must check
+//! valid, unless the case lists `"unrepairable": [rules]`: then exactly those rules' errors
+//! must be left (a repair that must report rather than move data). A valid case must come
+//! back from repair unchanged. Adding a case needs no Rust.
 
 use mend::repair::{repair, MissingResult, OrphanResult, RepairOptions};
 use mend::{CheckOptions, Dialect, Rule};
@@ -201,8 +203,26 @@ fn every_case_finds_what_it_expects() {
                     .and_then(Value::as_str)
                     .map(str::to_string),
             };
+            let left: BTreeSet<String> = j
+                .get("unrepairable")
+                .and_then(Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_string)
+                        .collect()
+                })
+                .unwrap_or_default();
+            let left_as_expected = |r: &mend::Repaired| {
+                let got: BTreeSet<String> = r
+                    .unrepairable
+                    .iter()
+                    .map(|v| v.rule.id().to_string())
+                    .collect();
+                got == left
+            };
             match repair(body, &ropts) {
-                Ok(r) if &r.body == repaired && r.valid() => repaired_checked += 1,
+                Ok(r) if &r.body == repaired && left_as_expected(&r) => repaired_checked += 1,
                 Ok(r) => failures.push(format!(
                     "{}: repair gave (valid={}, edits {:?}, unrepairable {:?})\n{}\nbut the case expects\n{}",
                     c.file,
