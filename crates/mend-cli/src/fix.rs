@@ -124,6 +124,7 @@ pub fn run_repair(
             "valid": r.valid(),
             "edits": r.edits,
             "unrepairable": r.unrepairable,
+            "held_back": r.held_back,
             "warnings": r.warnings,
             "body": r.body,
         });
@@ -146,6 +147,11 @@ pub fn run_repair(
         printer.err_line(&format!(
             "mend: {label} {} unrepairable[{}] {}",
             v.path, v.rule, v.message
+        ));
+    }
+    for rule in &r.held_back {
+        printer.err_line(&format!(
+            "mend: {label} held back the fixes of {rule}: made, they left an error no fix can answer"
         ));
     }
     let verdict = match (r.changed(), r.valid()) {

@@ -66,7 +66,7 @@ use serde_json::Value;
 
 use crate::canonical::{Conversation, ReadError, WriteError};
 use crate::repair::{self, Edit, MissingResult, OrphanResult, RepairOptions};
-use crate::violation::{Severity, Violation};
+use crate::violation::{Rule, Severity, Violation};
 use crate::{CheckOptions, Dialect, Error, Profile};
 
 mod messages;
@@ -207,6 +207,9 @@ pub struct Converted {
     pub edits: Vec<StagedEdit>,
     /// What the target check still finds (errors and warnings).
     pub violations: Vec<Violation>,
+    /// Rules whose fixes repair held back, in the source or the target (see
+    /// [`Repaired::held_back`](crate::Repaired::held_back)).
+    pub held_back: Vec<Rule>,
 }
 
 impl Converted {
@@ -337,6 +340,7 @@ pub fn convert(
     let model = model.as_deref();
     let profile = target_profile(to, model, opts.provider.as_deref())?;
     let mut edits = Vec::new();
+    let mut held_back = Vec::new();
 
     // 1. The source, repaired in its own dialect.
     let source = if opts.no_repair {
@@ -362,6 +366,7 @@ pub fn convert(
                 reason: v.message.clone(),
             });
         }
+        held_back.extend(fixed.held_back.iter().copied());
         edits.extend(fixed.edits.into_iter().map(|edit| StagedEdit {
             stage: Stage::Source,
             edit,
@@ -415,6 +420,7 @@ pub fn convert(
             notes,
             edits,
             violations: report.violations,
+            held_back,
         });
     }
     let fixed = repair::repair(
@@ -432,6 +438,8 @@ pub fn convert(
     }));
     let mut violations = fixed.unrepairable;
     violations.extend(fixed.warnings);
+    held_back.extend(fixed.held_back);
+    held_back.dedup();
     Ok(Converted {
         from,
         to,
@@ -441,6 +449,7 @@ pub fn convert(
         notes,
         edits,
         violations,
+        held_back,
     })
 }
 

@@ -89,6 +89,10 @@ pub struct Repaired {
     pub unrepairable: Vec<Violation>,
     /// Warnings that remain (not repaired: the provider may accept them).
     pub warnings: Vec<Violation>,
+    /// Rules whose fixes were held back: made, they left an error of a rule the input
+    /// did not break and no fix can answer (see [`repair`]); their errors are among
+    /// `unrepairable`.
+    pub held_back: Vec<Rule>,
 }
 
 impl Repaired {
@@ -133,7 +137,7 @@ const MAX_PASSES: usize = 32;
 pub fn repair(body: &Value, opts: &RepairOptions) -> Result<Repaired, Error> {
     let first = Run::new(body, opts, &[])?;
     let Some(k) = first.made_worse() else {
-        return Ok(first.done(body));
+        return Ok(first.done(body, &[]));
     };
     // The run left an error of a rule the input did not break. Hold back the fixes of
     // the pass that brought it in (one alone first: the others may be sound, then all of
@@ -154,16 +158,17 @@ pub fn repair(body: &Value, opts: &RepairOptions) -> Result<Repaired, Error> {
     while !culprits.is_empty() {
         if culprits.len() > 1 {
             for &c in &culprits {
-                let run = Run::new(body, opts, &[held.as_slice(), &[c]].concat())?;
+                let one = [held.as_slice(), &[c]].concat();
+                let run = Run::new(body, opts, &one)?;
                 if better(&run) {
-                    return Ok(run.done(body));
+                    return Ok(run.done(body, &one));
                 }
             }
         }
         held.extend(culprits);
         let run = Run::new(body, opts, &held)?;
         if better(&run) {
-            return Ok(run.done(body));
+            return Ok(run.done(body, &held));
         }
         culprits = match run.made_worse() {
             Some(k) => run
@@ -174,7 +179,7 @@ pub fn repair(body: &Value, opts: &RepairOptions) -> Result<Repaired, Error> {
             None => Vec::new(),
         };
     }
-    Ok(first.done(body))
+    Ok(first.done(body, &[]))
 }
 
 /// One run of repair passes over a body: plan the errors' fixes (but those of `held`
@@ -283,7 +288,7 @@ impl Run {
         rules
     }
 
-    fn done(mut self, body: &Value) -> Repaired {
+    fn done(mut self, body: &Value, held: &[Rule]) -> Repaired {
         let (unrepairable, warnings) = self
             .violations
             .into_iter()
@@ -295,6 +300,7 @@ impl Run {
             edits: self.edits,
             unrepairable,
             warnings,
+            held_back: held.to_vec(),
         }
     }
 }

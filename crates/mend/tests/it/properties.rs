@@ -325,9 +325,11 @@ proptest! {
         let mut body = render(d, &ex);
         apply(&mut body, d.history_key(), &dmg);
         let r = repair(&body, &opts(d)).unwrap();
+        // A fix may be held back when made it leaves an error no fix can answer; its
+        // rule's errors then stay, named.
         for v in &r.unrepairable {
             prop_assert!(
-                CANNOT_REPAIR.contains(&v.rule),
+                CANNOT_REPAIR.contains(&v.rule) || r.held_back.contains(&v.rule),
                 "{} stayed after repair at {}: {}\ndamage {:?}\nedits {:?}\ninput {}\noutput {}",
                 v.rule, v.path, v.message, dmg, r.edits, body, r.body
             );
@@ -452,7 +454,7 @@ proptest! {
         };
         for v in out.violations.iter().filter(|v| v.severity == mend::Severity::Error) {
             prop_assert!(
-                CANNOT_REPAIR.contains(&v.rule),
+                CANNOT_REPAIR.contains(&v.rule) || out.held_back.contains(&v.rule),
                 "{} at {}: {}\ninput {}\noutput {}", v.rule, v.path, v.message, body, out.body
             );
         }
