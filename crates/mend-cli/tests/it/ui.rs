@@ -171,15 +171,16 @@ fn title(dom: &str) -> &str {
 fn http_get(base: &str, path: &str, headers: &[(&str, &str)]) -> (u16, String) {
     let addr = base.trim_start_matches("http://");
     let mut s = std::net::TcpStream::connect(addr).expect("connect");
-    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(30)))
+        .expect("a read timeout");
     let mut req = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
     for (k, v) in headers {
         req.push_str(&format!("{k}: {v}\r\n"));
     }
     req.push_str("\r\n");
-    s.write_all(req.as_bytes()).unwrap();
+    s.write_all(req.as_bytes()).expect("send the request");
     let mut answer = String::new();
-    s.read_to_string(&mut answer).unwrap();
+    s.read_to_string(&mut answer).expect("read the answer");
     let status = answer
         .split(' ')
         .nth(1)
