@@ -385,4 +385,35 @@ mod tests {
         let e = cli.serve.config().unwrap_err();
         assert!(e.contains("off, observe, heal, repair or strict"), "{e}");
     }
+
+    /// Where `--ui` puts the inspector: `None` not asked, `Some(None)` on the gateway's
+    /// listener, `Some(Some(addr))` on its own.
+    fn placed(args: &[&str], token: bool) -> Result<Option<Option<SocketAddr>>, String> {
+        let cli = Cli::try_parse_from([&["mend"], args].concat()).unwrap();
+        let mut c = cli.serve.config().unwrap();
+        if token {
+            c.admin_token =
+                Some(mend_gateway::admin::AdminToken::new("0123456789abcdef", "test").unwrap());
+        }
+        cli.serve.inspector_listen(&c)
+    }
+
+    #[test]
+    fn the_inspector_stays_on_loopback_without_a_token() {
+        let db = ["--db", "sqlite:/tmp/x.db"];
+        assert_eq!(placed(&db, false), Ok(None));
+        assert_eq!(
+            placed(&[&db[..], &["--ui"]].concat(), false),
+            Ok(Some(None))
+        );
+        let wide = [&db[..], &["--ui", "--listen", "0.0.0.0:8787"]].concat();
+        let own: SocketAddr = "127.0.0.1:8788".parse().unwrap();
+        assert_eq!(placed(&wide, false), Ok(Some(Some(own))));
+        assert_eq!(placed(&wide, true), Ok(Some(None)));
+        let far = [&wide[..], &["--ui-listen", "0.0.0.0:9000"]].concat();
+        assert!(placed(&far, false).unwrap_err().contains("admin token"));
+        assert!(placed(&far, true).is_ok());
+        let e = placed(&["--ui"], false).unwrap_err();
+        assert!(e.contains("--ui needs --db"), "{e}");
+    }
 }

@@ -321,25 +321,37 @@ async fn listed(store: &AnyStore, info: &ConversationInfo) -> Listed {
         row.verdict = Err("too long to check in the list; open it".into());
         return row;
     }
-    match body_of(info.format, &loaded) {
-        Ok((body, opts)) => {
-            row.model = model_of(&loaded);
-            row.verdict = match mend::analyze(&body, &opts) {
-                Ok(a) => {
-                    row.turns = Some(a.chain.turns.len());
-                    let errors = a
-                        .violations
-                        .iter()
-                        .filter(|v| v.severity == mend::Severity::Error)
-                        .count();
-                    Ok((errors, a.violations.len() - errors))
-                }
-                Err(e) => Err(e.to_string()),
-            };
+    row.model = model_of(&loaded);
+    let format = info.format;
+    let checked = off_the_runtime(move || {
+        let (body, opts) = body_of(format, &loaded)?;
+        let a = mend::analyze(&body, &opts).map_err(|e| e.to_string())?;
+        let errors = a
+            .violations
+            .iter()
+            .filter(|v| v.severity == mend::Severity::Error)
+            .count();
+        Ok((a.chain.turns.len(), errors, a.violations.len() - errors))
+    })
+    .await;
+    match checked {
+        Ok((turns, errors, warnings)) => {
+            row.turns = Some(turns);
+            row.verdict = Ok((errors, warnings));
         }
         Err(why) => row.verdict = Err(why),
     }
     row
+}
+
+/// Run a check or a repair on the blocking pool: a long history must not hold up the
+/// gateway's requests on the same runtime.
+async fn off_the_runtime<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, String> + Send + 'static,
+) -> Result<T, String> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .unwrap_or_else(|e| Err(format!("the check stopped: {e}")))
 }
 
 async fn conversation(
@@ -388,10 +400,17 @@ async fn conversation(
             format!("{} at message {}", f.conversation, f.at_sequence),
         ));
     }
-    let view = loaded.and_then(|m| {
-        let (body, opts) = body_of(info.format, &m)?;
-        view::view_of(&body, &opts)
-    });
+    let format = info.format;
+    let view = match loaded {
+        Ok(m) => {
+            off_the_runtime(move || {
+                let (body, opts) = body_of(format, &m)?;
+                view::view_of(&body, &opts)
+            })
+            .await
+        }
+        Err(why) => Err(why),
+    };
     html(StatusCode::OK, page::conversation(&facts, &id, &view))
 }
 
@@ -474,7 +493,8 @@ async fn paste(req: Request) -> Response {
             }
         },
     };
-    let view = paste_view(&body, dialect);
+    let pasted = body.clone();
+    let view = off_the_runtime(move || paste_view(&pasted, dialect)).await;
     let status = if view.is_ok() {
         StatusCode::OK
     } else {
