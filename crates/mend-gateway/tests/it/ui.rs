@@ -362,3 +362,55 @@ fn an_admin_sees_every_conversation() {
     };
     assert!(ui::visible(&ui::Viewer::Admin, &info));
 }
+
+#[tokio::test]
+async fn the_inspector_reads_a_postgres_store_and_never_shows_its_password() {
+    let base = std::env::var("MEND_TEST_POSTGRES")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_string());
+    // Trust auth ignores the password; the page must not show it.
+    let with_password = base.replacen("postgres://postgres@", "postgres://postgres:hunter2-pw@", 1);
+    let schema = format!("mend_ui_test_{}", std::process::id());
+    let sep = if base.contains('?') { '&' } else { '?' };
+    let db = format!("{with_password}{sep}schema={schema}");
+    let store = match AnyStore::open(&db).await {
+        Ok(s) => s,
+        Err(e) => {
+            if std::env::var("CI").as_deref() == Ok("true") {
+                panic!("PostgreSQL at {base} is unreachable ({e}), and CI=true requires it");
+            }
+            eprintln!("SKIP: PostgreSQL at {base} is unreachable ({e}); the inspector's test on it does not run");
+            return;
+        }
+    };
+    let outcome = tokio::spawn({
+        let db = db.clone();
+        async move {
+            let new =
+                NewConversation::with_id("pg-1").format(Format::Wire(mend::Dialect::OpenAiChat));
+            store.create(new).await.unwrap();
+            let batch = NewMessage::from_values(&orphan_history()).unwrap();
+            store
+                .append("pg-1", &batch, &Default::default())
+                .await
+                .unwrap();
+            let app = ui::router(Inspector::open(&db, None).await.unwrap());
+            let list = page(&app, "/ui").await;
+            assert_eq!(list.status, 200);
+            assert!(list.text.contains("pg-1") && list.text.contains("1 error"));
+            assert!(
+                !list.text.contains("hunter2"),
+                "the store's password is never shown"
+            );
+            let chain = page(&app, "/ui/c/pg-1").await;
+            assert!(chain.text.contains("tool-result-without-call"));
+            assert!(!chain.text.contains("<script"));
+        }
+    })
+    .await;
+    mend_store::testing::drop_postgres_schema(&base, &schema)
+        .await
+        .unwrap();
+    if let Err(e) = outcome {
+        std::panic::resume_unwind(e.into_panic());
+    }
+}
