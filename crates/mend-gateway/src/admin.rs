@@ -3,8 +3,10 @@
 //! `--admin-token-file` / `MEND_ADMIN_TOKEN_FILE`).
 //!
 //! A request presents it as `Authorization: Bearer TOKEN` (a scraper, curl) or as the
-//! `mend_admin` cookie the inspector's login form sets (a browser). Tokens are compared
-//! in constant time, over their SHA-256 digests so that not even the length leaks.
+//! `mend_admin` cookie the inspector's login form sets (a browser). The cookie holds a
+//! value derived from the token ([`AdminToken::cookie_value`]), not the token, so the
+//! browser's cookie jar never holds it. Both are compared in constant time (the token
+//! over SHA-256 digests, so that not even its length leaks).
 //!
 //! Invariant: the token is never logged, printed or rendered: its `Debug` says
 //! `AdminToken(..)`, and a refusal never echoes what was presented.
@@ -83,25 +85,42 @@ impl AdminToken {
         bool::from(self.digest.ct_eq(&digest(presented)))
     }
 
-    /// Whether the request presents this token (`Authorization: Bearer`, or the
-    /// `mend_admin` cookie).
+    /// What the login cookie holds: 64 hex digits derived from the token (a SHA-256 of
+    /// its digest under a label), which opens the inspector but is not the token.
+    pub fn cookie_value(&self) -> String {
+        let mut h = Sha256::new();
+        h.update(b"mend inspector cookie v1\0");
+        h.update(self.digest);
+        h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    /// Whether the request presents this token (`Authorization: Bearer TOKEN`), or the
+    /// login cookie made from it.
     pub fn admits(&self, headers: &HeaderMap) -> bool {
-        presented(headers).is_some_and(|t| self.matches(t.as_bytes()))
+        if let Some(t) = bearer(headers) {
+            return self.matches(t.as_bytes());
+        }
+        cookie(headers).is_some_and(|c| {
+            let want = self.cookie_value();
+            // Equal lengths (64) before the constant-time comparison: the length is public.
+            c.len() == want.len() && bool::from(c.as_bytes().ct_eq(want.as_bytes()))
+        })
     }
 }
 
-/// The token a request presents, if any: the bearer token, else the cookie.
-fn presented(headers: &HeaderMap) -> Option<String> {
-    let bearer = headers
+/// The bearer token of a request, if any.
+fn bearer(headers: &HeaderMap) -> Option<&str> {
+    headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| {
             let (scheme, rest) = v.trim().split_once(' ')?;
             scheme.eq_ignore_ascii_case("bearer").then(|| rest.trim())
-        });
-    if let Some(t) = bearer {
-        return Some(t.to_string());
-    }
+        })
+}
+
+/// The `mend_admin` cookie of a request, if any.
+fn cookie(headers: &HeaderMap) -> Option<&str> {
     headers
         .get_all(header::COOKIE)
         .iter()
@@ -109,7 +128,7 @@ fn presented(headers: &HeaderMap) -> Option<String> {
         .flat_map(|v| v.split(';'))
         .filter_map(|kv| kv.trim().split_once('='))
         .find(|(k, _)| *k == COOKIE)
-        .map(|(_, v)| v.to_string())
+        .map(|(_, v)| v)
 }
 
 fn digest(bytes: &[u8]) -> [u8; 32] {
@@ -154,17 +173,21 @@ mod tests {
             HeaderValue::from_static("Bearer correct-horse-batter"),
         );
         assert!(!t.admits(&h));
+        // The cookie holds the derived value, never the token itself.
         let mut h = HeaderMap::new();
-        h.insert(
-            header::COOKIE,
-            HeaderValue::from_static("a=b; mend_admin=correct-horse-battery"),
-        );
+        let value = t.cookie_value();
+        assert_eq!(value.len(), 64);
+        assert!(!value.contains("correct-horse"));
+        let good = HeaderValue::from_str(&format!("a=b; mend_admin={value}")).unwrap();
+        h.insert(header::COOKIE, good);
         assert!(t.admits(&h));
         h.insert(
             header::COOKIE,
-            HeaderValue::from_static("mend_admin=correct-horse-battery2"),
+            HeaderValue::from_static("mend_admin=correct-horse-battery"),
         );
         assert!(!t.admits(&h));
+        let other = AdminToken::new("another-token-entirely", "test").unwrap();
+        assert_ne!(other.cookie_value(), value);
     }
 
     #[test]

@@ -553,10 +553,10 @@ async fn login(State(i): State<Inspector>, req: Request) -> Response {
     if !token.matches(given.as_bytes()) {
         return html(StatusCode::UNAUTHORIZED, page::login(true));
     }
-    // Only a printable-ASCII token matches (AdminToken::new), so it is a valid cookie value.
     let cookie = format!(
-        "{}={given}; Path=/ui; HttpOnly; SameSite=Strict",
-        admin::COOKIE
+        "{}={}; Path=/ui; HttpOnly; SameSite=Strict",
+        admin::COOKIE,
+        token.cookie_value()
     );
     redirect_to_list(HeaderValue::from_str(&cookie).ok())
 }

@@ -285,6 +285,10 @@ async fn with_an_admin_token_every_page_asks_for_it() {
         cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"),
         "{cookie}"
     );
+    assert!(
+        !cookie.contains(TOKEN),
+        "the cookie is not the token: {cookie}"
+    );
     let pair = cookie.split(';').next().unwrap();
     let with_cookie = get("/ui")
         .header(header::COOKIE, pair)
