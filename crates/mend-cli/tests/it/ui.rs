@@ -37,7 +37,7 @@ fn in_ci() -> bool {
 /// Chromium from `MEND_CHROMIUM` or the PATH.
 fn chromium() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("MEND_CHROMIUM") {
-        return Some(PathBuf::from(p));
+        return Some(PathBuf::from(p)).filter(|p| p.is_file());
     }
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path)
