@@ -18,6 +18,7 @@ mod printer;
 mod serve;
 mod store;
 mod style;
+mod ui;
 
 use std::io;
 use std::process::ExitCode;
@@ -176,6 +177,18 @@ enum Command {
         after_help = "Example:\n  mend serve --mode repair\n  OPENAI_BASE_URL=http://127.0.0.1:8787/v1 python agent.py"
     )]
     Serve(serve::ServeArgs),
+    /// The conversation inspector in the browser, over a store (also `mend serve --ui`)
+    #[command(
+        long_about = "The conversation inspector in the browser, over a store (also `mend serve --ui`).\n\n\
+            Serves /ui: the stored conversations (id, dialect, model, turns, last activity, \
+            violations), each one as its chain (turns, reasoning, call -> result links, ids, \
+            token counts per group) with every violation beside the provider's text and what \
+            repair would change as a diff, and a paste box that shows the same for any request \
+            body (nothing stored). With an admin token (MEND_ADMIN_TOKEN or \
+            --admin-token-file) it asks for it; without one it listens on loopback only.",
+        after_help = "Example:\n  mend ui --db sqlite:conversations.db\n  MEND_ADMIN_TOKEN=$(cat token) mend ui --db postgres://mend@db/mend --listen 0.0.0.0:8788"
+    )]
+    Ui(ui::UiArgs),
     /// List the rule catalog: each rule's dialects, profiles, severity, repair and provider text
     #[command(after_help = "Example:\n  mend rules\n  mend rules --json | jq '.[].id'")]
     Rules(ListArgs),
@@ -402,6 +415,7 @@ fn run(command: Command, printer: &mut Printer) -> io::Result<Status> {
         Command::Explain(args) => catalog::explain(&args.rule, args.json, printer),
         Command::Providers(args) => catalog::providers(args.json, printer),
         Command::Serve(args) => serve::run(args, printer),
+        Command::Ui(args) => ui::run(args, printer),
         Command::Store(args) => store::run(args, printer),
         Command::Next(args) => next::run(args, printer),
         Command::Convert(args) => convert::run(&args, printer),

@@ -6,12 +6,14 @@
 //! says so (and warns) when told to listen beyond loopback.
 
 use std::io;
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Args;
 use mend::Dialect;
 use mend_gateway::config::{parse_listen, set_provider, strip_userinfo};
+use mend_gateway::ui::Inspector;
 use mend_gateway::{Config, Gateway, Mode};
 
 use crate::printer::Printer;
@@ -82,6 +84,19 @@ pub struct ServeArgs {
     /// Log lines as JSON objects instead of text
     #[arg(long)]
     log_json: bool,
+    /// Serve the conversation inspector at /ui over the --db store (needs --db). Without
+    /// an admin token it answers on loopback only: on the gateway's address when that is
+    /// loopback, else on --ui-listen
+    #[arg(long)]
+    ui: bool,
+    /// Serve the inspector on its own address instead of the gateway's (default
+    /// 127.0.0.1:8788 when the gateway listens beyond loopback without an admin token)
+    #[arg(long, value_name = "ADDR", requires = "ui")]
+    ui_listen: Option<String>,
+    /// A file whose first line is the admin token that /ui and /metrics then ask for
+    /// (also MEND_ADMIN_TOKEN_FILE, or the token itself in MEND_ADMIN_TOKEN)
+    #[arg(long, value_name = "FILE")]
+    admin_token_file: Option<PathBuf>,
 }
 
 impl ServeArgs {
@@ -145,13 +160,38 @@ impl ServeArgs {
         if let Some(db) = &self.db {
             c.db = Some(db.clone());
         }
+        c.admin_token = crate::ui::admin_token(self.admin_token_file.as_deref())?;
         c.validate().map_err(|e| e.to_string())?;
         Ok(c)
+    }
+
+    /// Where the inspector goes, when asked for: `None` on the gateway's listener,
+    /// `Some(addr)` on a listener of its own.
+    fn inspector_listen(&self, c: &Config) -> Result<Option<Option<SocketAddr>>, String> {
+        if !self.ui {
+            return Ok(None);
+        }
+        if c.db.is_none() {
+            return Err("--ui needs --db (or MEND_DB): the store the inspector shows".into());
+        }
+        let token = c.admin_token.is_some();
+        let own = match &self.ui_listen {
+            Some(l) => Some(parse_listen(l).map_err(|e| format!("--ui-listen: {e}"))?),
+            None if token || c.listen.ip().is_loopback() => None,
+            None => Some(parse_listen(crate::ui::DEFAULT_UI_LISTEN)?),
+        };
+        if let Some(addr) = own {
+            crate::ui::check_loopback(addr, token, "--ui-listen")?;
+        }
+        Ok(Some(own))
     }
 }
 
 pub fn run(args: ServeArgs, printer: &mut Printer) -> io::Result<Status> {
-    let config = match args.config() {
+    let config = args
+        .config()
+        .and_then(|c| args.inspector_listen(&c).map(|ui| (c, ui)));
+    let (config, ui) = match config {
         Ok(c) => c,
         Err(why) => {
             printer.err_line(&format!("mend serve: {why}"));
@@ -165,12 +205,26 @@ pub fn run(args: ServeArgs, printer: &mut Printer) -> io::Result<Status> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    runtime.block_on(serve(config, printer))
+    runtime.block_on(serve(config, ui, printer))
 }
 
-async fn serve(config: Config, printer: &mut Printer) -> io::Result<Status> {
+async fn serve(
+    config: Config,
+    ui: Option<Option<SocketAddr>>,
+    printer: &mut Printer,
+) -> io::Result<Status> {
     let listen = config.listen;
     let store = config.db.as_deref().map(strip_userinfo);
+    let inspector = match (ui, &config.db) {
+        (Some(_), Some(db)) => match Inspector::open(db, config.admin_token.clone()).await {
+            Ok(i) => Some(i),
+            Err(e) => {
+                printer.err_line(&format!("mend serve: the inspector: {e}"));
+                return Ok(Status::BadInput);
+            }
+        },
+        _ => None,
+    };
     let gateway = match Gateway::open(config).await {
         Ok(g) => g,
         Err(e) => {
@@ -211,11 +265,47 @@ async fn serve(config: Config, printer: &mut Printer) -> io::Result<Status> {
             bound.ip()
         ));
     }
+    let mut router = mend_gateway::app(gateway);
+    let mut ui_server = None;
+    if let Some(inspector) = inspector {
+        match ui.flatten() {
+            None => {
+                printer.err_line(&crate::ui::access_line(
+                    &format!("http://{bound}/ui"),
+                    inspector.has_token(),
+                ));
+                router = router.merge(mend_gateway::ui::router(inspector));
+            }
+            Some(addr) => {
+                let l = match tokio::net::TcpListener::bind(addr).await {
+                    Ok(l) => l,
+                    Err(e) => {
+                        printer.err_line(&format!("mend serve: cannot listen on {addr}: {e}"));
+                        return Ok(Status::BadInput);
+                    }
+                };
+                let at = l.local_addr()?;
+                printer.err_line(&crate::ui::access_line(
+                    &format!("http://{at}/ui"),
+                    inspector.has_token(),
+                ));
+                let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+                let ui_router = mend_gateway::ui::router(inspector);
+                tokio::spawn(mend_gateway::serve_router(ui_router, l, async move {
+                    let _ = rx.await;
+                }));
+                ui_server = Some(tx);
+            }
+        }
+    }
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(mend_gateway::serve(gateway, listener, async move {
+    let server = tokio::spawn(mend_gateway::serve_router(router, listener, async move {
         let _ = stop_rx.await;
     }));
     shutdown_signal().await;
+    if let Some(tx) = ui_server {
+        let _ = tx.send(());
+    }
     tracing::info!(
         "shutting down; in-flight requests have {} s",
         DRAIN.as_secs()
@@ -229,7 +319,7 @@ async fn serve(config: Config, printer: &mut Printer) -> io::Result<Status> {
 }
 
 /// Ctrl-C, or SIGTERM on Unix.
-async fn shutdown_signal() {
+pub async fn shutdown_signal() {
     let ctrl_c = async {
         let _ = tokio::signal::ctrl_c().await;
     };
@@ -294,5 +384,36 @@ mod tests {
         let cli = Cli::try_parse_from(["mend", "--mode", "mend"]).unwrap();
         let e = cli.serve.config().unwrap_err();
         assert!(e.contains("off, observe, heal, repair or strict"), "{e}");
+    }
+
+    /// Where `--ui` puts the inspector: `None` not asked, `Some(None)` on the gateway's
+    /// listener, `Some(Some(addr))` on its own.
+    fn placed(args: &[&str], token: bool) -> Result<Option<Option<SocketAddr>>, String> {
+        let cli = Cli::try_parse_from([&["mend"], args].concat()).unwrap();
+        let mut c = cli.serve.config().unwrap();
+        if token {
+            c.admin_token =
+                Some(mend_gateway::admin::AdminToken::new("0123456789abcdef", "test").unwrap());
+        }
+        cli.serve.inspector_listen(&c)
+    }
+
+    #[test]
+    fn the_inspector_stays_on_loopback_without_a_token() {
+        let db = ["--db", "sqlite:/tmp/x.db"];
+        assert_eq!(placed(&db, false), Ok(None));
+        assert_eq!(
+            placed(&[&db[..], &["--ui"]].concat(), false),
+            Ok(Some(None))
+        );
+        let wide = [&db[..], &["--ui", "--listen", "0.0.0.0:8787"]].concat();
+        let own: SocketAddr = "127.0.0.1:8788".parse().unwrap();
+        assert_eq!(placed(&wide, false), Ok(Some(Some(own))));
+        assert_eq!(placed(&wide, true), Ok(Some(None)));
+        let far = [&wide[..], &["--ui-listen", "0.0.0.0:9000"]].concat();
+        assert!(placed(&far, false).unwrap_err().contains("admin token"));
+        assert!(placed(&far, true).is_ok());
+        let e = placed(&["--ui"], false).unwrap_err();
+        assert!(e.contains("--ui needs --db"), "{e}");
     }
 }

@@ -156,6 +156,10 @@ pub struct Config {
     /// `mend store --db` takes), for requests that carry `x-mend-conversation`. Off by
     /// default.
     pub db: Option<String>,
+    /// The admin token `/metrics` and the inspector (`/ui`) ask for; none by default
+    /// (then `/metrics` is open and the inspector serves loopback only). Set by the CLI
+    /// from `MEND_ADMIN_TOKEN` or `--admin-token-file`, never read from the TOML file.
+    pub admin_token: Option<crate::admin::AdminToken>,
 }
 
 /// The default listen address: loopback only.
@@ -173,6 +177,7 @@ impl Default for Config {
             mode_header_lowers: false,
             tap: None,
             db: None,
+            admin_token: None,
         }
     }
 }

@@ -28,8 +28,10 @@
 //! verdict on one body, no I/O), `proxy` (one request end to end), `stream` (the
 //! pass-through body that keeps a copy), [`errors`] (answers in each provider's error
 //! shape), [`tap`] (the redacted JSONL debug tap), [`metrics`], [`exchange`]
-//! (conversation capture: what an exchange adds, read with `mend::canonical`) and
-//! [`store`] (the `mend-store` sink behind `x-mend-conversation`).
+//! (conversation capture: what an exchange adds, read with `mend::canonical`),
+//! [`store`] (the `mend-store` sink behind `x-mend-conversation`), [`ui`] (the
+//! conversation inspector at `/ui`, merged in by `mend serve --ui`) and [`admin`] (the
+//! admin token `/ui` and `/metrics` ask for when one is configured).
 //!
 //! Invariants: the upstream host comes from configuration only; credentials
 //! (`Authorization`, `x-api-key`, `x-goog-api-key`, `api-key`, Gemini's `key=`, AWS's
@@ -41,6 +43,7 @@
 //! does not retry it); heal mode retries at most once, and only an error it recognized
 //! as a history error.
 
+pub mod admin;
 pub mod config;
 pub mod errors;
 pub mod exchange;
@@ -50,6 +53,7 @@ mod proxy;
 pub mod store;
 mod stream;
 pub mod tap;
+pub mod ui;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -325,7 +329,12 @@ async fn models(State(inner): AppState, req: Request) -> Response {
     proxy::forward(inner, passed(upstream), req).await
 }
 
-async fn metrics_text(State(inner): AppState) -> Response {
+async fn metrics_text(State(inner): AppState, headers: HeaderMap) -> Response {
+    if let Some(token) = &inner.config.admin_token {
+        if !token.admits(&headers) {
+            return admin::refused("/metrics");
+        }
+    }
     (
         [(
             axum::http::header::CONTENT_TYPE,
@@ -378,7 +387,17 @@ pub async fn serve(
     listener: tokio::net::TcpListener,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(listener, app(gateway))
+    serve_router(app(gateway), listener, shutdown).await
+}
+
+/// As [`serve`], for a router the caller put together (the gateway with the inspector
+/// merged in, or the inspector alone: [`ui::router`]).
+pub async fn serve_router(
+    router: Router,
+    listener: tokio::net::TcpListener,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    axum::serve(listener, router)
         .with_graceful_shutdown(shutdown)
         .await
 }

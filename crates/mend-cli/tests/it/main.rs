@@ -11,3 +11,4 @@ mod inspect;
 mod next;
 mod store;
 mod support;
+mod ui;
