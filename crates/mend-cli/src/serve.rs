@@ -76,6 +76,10 @@ pub struct ServeArgs {
     /// postgres://... (as for `mend store`; also MEND_DB)
     #[arg(long, value_name = "URL")]
     db: Option<String>,
+    /// With --db, the most an answer's end waits for its exchange to commit, in
+    /// milliseconds; past it the answer goes out, the capture reported failed (default 5000)
+    #[arg(long, value_name = "MS")]
+    capture_timeout_ms: Option<u64>,
     /// Log level filter for stderr (error, warn, info, debug, trace, or a RUST_LOG-style filter)
     #[arg(long, value_name = "FILTER", default_value = "info")]
     log: String,
@@ -144,6 +148,9 @@ impl ServeArgs {
         }
         if let Some(db) = &self.db {
             c.db = Some(db.clone());
+        }
+        if let Some(ms) = self.capture_timeout_ms {
+            c.capture_timeout = Duration::from_millis(ms);
         }
         c.validate().map_err(|e| e.to_string())?;
         Ok(c)
