@@ -9,5 +9,6 @@ mod fix;
 mod forced;
 mod inspect;
 mod next;
+mod serve_kill;
 mod store;
 mod support;
