@@ -9,7 +9,11 @@
 //!   [`StreamCapture`] reads it; the chunk that completes the response (the terminal
 //!   event: `[DONE]` or the finish reasons, `response.completed`, `message_stop`,
 //!   Gemini's `finishReason`, Converse's `messageStop`) is held until the exchange is
-//!   committed, and so is the stream's close when it closes before such an event. Its
+//!   committed, and so is the stream's close when it closes before such an event. A
+//!   JSON array streamed element by element (Gemini's `:streamGenerateContent` without
+//!   `alt=sse`) passes through too, a chunk that ends in `]` held until the next chunk
+//!   or the close says whether it ended the array, the exchange committed at the close
+//!   before that chunk goes out. Its
 //!   headers are gone by then: a failure is counted (`mend_capture_failures_total`) and
 //!   logged with the request id.
 //!
@@ -17,8 +21,10 @@
 //! `--capture-timeout-ms`); the answer then goes out whole
 //! whatever the store did. An exchange is appended in one store transaction, so it is
 //! there whole or not at all: an answer cut by the upstream or left by the client before
-//! its end is not written; one whose commit began finishes it on its own task even when
-//! the client goes away (the client may then not have seen an end that is stored).
+//! its end is not written (the gateway learns that a client left when a write to it
+//! fails, so a stream that completes within a write or two of it leaving may still be
+//! stored, whole); one whose commit began finishes it on its own task even when the
+//! client goes away (the client may then not have seen an end that is stored).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -49,12 +55,20 @@ pub(super) async fn prepare(
 ) -> (UpstreamBody, Option<Watch>, Option<Captured>) {
     match capture {
         None => (Box::pin(answer.bytes_stream()), None, None),
-        Some(c) if c.is_stream() => {
+        Some(c) if c.is_stream() || ctx.path.ends_with(":streamGenerateContent") => {
+            let reader = if c.is_stream() {
+                Reader::Events(Box::new(StreamCapture::new(ctx.dialect())))
+            } else {
+                Reader::Array {
+                    copy: BytesMut::new(),
+                    cap,
+                }
+            };
             let watch = Watch {
                 inner: ctx.inner.clone(),
                 id: ctx.id.clone(),
                 dialect: ctx.dialect(),
-                reader: StreamCapture::new(ctx.dialect()),
+                reader,
                 capture: c,
             };
             (Box::pin(answer.bytes_stream()), Some(watch), None)
@@ -117,8 +131,17 @@ pub(super) struct Watch {
     inner: Arc<Inner>,
     id: String,
     dialect: Dialect,
-    reader: StreamCapture,
+    reader: Reader,
     capture: Capture,
+}
+
+/// How a stream is read as it passes.
+enum Reader {
+    /// SSE events, or AWS event-stream frames (boxed: the reader's state is large).
+    Events(Box<StreamCapture>),
+    /// A JSON array streamed element by element (Gemini's `:streamGenerateContent`
+    /// without `alt=sse`), kept up to the copy cap and read at its close.
+    Array { copy: BytesMut, cap: usize },
 }
 
 impl Watch {
@@ -134,18 +157,29 @@ impl Watch {
             reader,
             capture,
         } = self;
-        let output = match reader.finish() {
-            Ok(reply) => exchange::reply_output(dialect, &reply),
-            Err(e)
-                if matches!(
-                    e.kind,
-                    CaptureErrorKind::Provider | CaptureErrorKind::Truncated
-                ) =>
-            {
+        let output = match reader {
+            Reader::Events(events) => match events.finish() {
+                Ok(reply) => exchange::reply_output(dialect, &reply),
+                Err(e)
+                    if matches!(
+                        e.kind,
+                        CaptureErrorKind::Provider | CaptureErrorKind::Truncated
+                    ) =>
+                {
+                    inner.metrics.store_append("incomplete");
+                    return None;
+                }
+                Err(e) => Err(format!("the response could not be captured: {e}")),
+            },
+            Reader::Array { copy, cap } if copy.len() >= cap => {
                 inner.metrics.store_append("incomplete");
+                let why = format!("the answer is longer than {cap} bytes");
+                capture::failed(&inner, &id, "too_large", &why);
                 return None;
             }
-            Err(e) => Err(format!("the response could not be captured: {e}")),
+            Reader::Array { copy, .. } => {
+                exchange::response_output(dialect, "application/json", &copy)
+            }
         };
         Some(Box::pin(capture::commit(
             inner, id, dialect, capture, output,
@@ -155,6 +189,17 @@ impl Watch {
 
 type Commit = Pin<Box<dyn Future<Output = Captured> + Send>>;
 
+/// What a chunk that passed a [`Watch`] asks for.
+enum Next {
+    /// Pass it on.
+    Pass(Bytes),
+    /// Commit, then pass it on.
+    Commit(Commit, Bytes),
+    /// Hold it: it may end the answer (a JSON array's `]`); the next chunk or the close
+    /// says.
+    Hold(Bytes),
+}
+
 /// The answer's body, its completing chunk (or its close) held until the exchange is
 /// committed.
 pub(super) struct Held<S> {
@@ -163,6 +208,11 @@ pub(super) struct Held<S> {
     watch: Option<Watch>,
     /// The commit under way, and the chunk it holds (`None`: the close).
     committing: Option<(Commit, Option<Bytes>)>,
+    /// A chunk that may end a JSON array, held until the next chunk or the close.
+    tail: Option<Bytes>,
+    /// An upstream error to pass on after the held tail.
+    error: Option<std::io::Error>,
+    closed: bool,
 }
 
 impl<S> Held<S> {
@@ -171,6 +221,42 @@ impl<S> Held<S> {
             body,
             watch: Some(watch),
             committing: None,
+            tail: None,
+            error: None,
+            closed: false,
+        }
+    }
+
+    /// Read a chunk on its way: whether it completes the response, or may.
+    fn watch_chunk(&mut self, chunk: Bytes) -> Next {
+        let Some(w) = self.watch.as_mut() else {
+            return Next::Pass(chunk);
+        };
+        match &mut w.reader {
+            Reader::Events(events) => {
+                // An unreadable stream is reported when it closes.
+                let _ = events.feed(&chunk);
+                if !events.is_complete() {
+                    return Next::Pass(chunk);
+                }
+                match self.watch.take().and_then(Watch::commit) {
+                    Some(commit) => Next::Commit(commit, chunk),
+                    None => Next::Pass(chunk),
+                }
+            }
+            Reader::Array { copy, cap } => {
+                let room = cap.saturating_sub(copy.len());
+                copy.extend_from_slice(&chunk[..chunk.len().min(room)]);
+                let chunk = match self.tail.take() {
+                    Some(tail) => Bytes::from([tail, chunk].concat()),
+                    None => chunk,
+                };
+                if chunk.trim_ascii_end().ends_with(b"]") {
+                    Next::Hold(chunk)
+                } else {
+                    Next::Pass(chunk)
+                }
+            }
         }
     }
 }
@@ -186,34 +272,41 @@ where
         loop {
             if let Some((commit, _)) = &mut this.committing {
                 ready!(commit.as_mut().poll(cx));
-                let held = this.committing.take().and_then(|(_, held)| held);
-                return Poll::Ready(held.map(Ok));
+                match this.committing.take().and_then(|(_, held)| held) {
+                    Some(held) => return Poll::Ready(Some(Ok(held))),
+                    None => continue,
+                }
+            }
+            if let Some(e) = this.error.take() {
+                return Poll::Ready(Some(Err(e)));
+            }
+            if this.closed {
+                return Poll::Ready(this.tail.take().map(Ok));
             }
             match ready!(Pin::new(&mut this.body).poll_next(cx)) {
-                Some(Ok(chunk)) => {
-                    let complete = this.watch.as_mut().is_some_and(|w| {
-                        // An unreadable stream is reported when it closes.
-                        let _ = w.reader.feed(&chunk);
-                        w.reader.is_complete()
-                    });
-                    if complete {
-                        if let Some(commit) = this.watch.take().and_then(Watch::commit) {
-                            this.committing = Some((commit, Some(chunk)));
-                            continue;
-                        }
-                    }
-                    return Poll::Ready(Some(Ok(chunk)));
-                }
+                Some(Ok(chunk)) => match this.watch_chunk(chunk) {
+                    Next::Pass(chunk) => return Poll::Ready(Some(Ok(chunk))),
+                    Next::Commit(commit, chunk) => this.committing = Some((commit, Some(chunk))),
+                    Next::Hold(chunk) => this.tail = Some(chunk),
+                },
                 Some(Err(e)) => {
                     if let Some(w) = this.watch.take() {
                         w.inner.metrics.store_append("incomplete");
                     }
-                    return Poll::Ready(Some(Err(e)));
+                    match this.tail.take() {
+                        Some(tail) => {
+                            this.error = Some(e);
+                            return Poll::Ready(Some(Ok(tail)));
+                        }
+                        None => return Poll::Ready(Some(Err(e))),
+                    }
                 }
-                None => match this.watch.take().and_then(Watch::commit) {
-                    Some(commit) => this.committing = Some((commit, None)),
-                    None => return Poll::Ready(None),
-                },
+                None => {
+                    this.closed = true;
+                    if let Some(commit) = this.watch.take().and_then(Watch::commit) {
+                        this.committing = Some((commit, None));
+                    }
+                }
             }
         }
     }

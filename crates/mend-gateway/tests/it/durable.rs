@@ -267,20 +267,27 @@ async fn a_client_that_leaves_mid_stream_leaves_nothing_written() {
     let dir = crate::secrets::tempdir("durable-gone");
     let db = format!("sqlite:{}", dir.join("conversations.db").display());
     let (addr, gateway) = serve(&mock, &db).await;
-    // A chat stream that stops after its first chunk until the gate opens.
+    // A chat stream that stops after its first chunk until the gate opens, then goes on
+    // slowly: the gateway learns that a client left only when a write to it fails,
+    // so the stream must not complete within the first writes after it left.
     let gate = Arc::new(tokio::sync::Notify::new());
     let chunk = |delta: Value, finish: Value| {
         let c = json!({"id": "chatcmpl-gone", "object": "chat.completion.chunk",
             "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]});
         Bytes::from(format!("data: {c}\n\n"))
     };
-    let mut scripted = Scripted::sse(vec![
-        chunk(json!({"role": "assistant", "content": "Hel"}), Value::Null),
-        chunk(json!({"content": "lo"}), Value::Null),
-        chunk(json!({}), json!("stop")),
-        Bytes::from_static(b"data: [DONE]\n\n"),
-    ]);
+    let mut chunks = vec![chunk(
+        json!({"role": "assistant", "content": "Hel"}),
+        Value::Null,
+    )];
+    for word in ["lo", " there", ",", " how", " are", " you"] {
+        chunks.push(chunk(json!({ "content": word }), Value::Null));
+    }
+    chunks.push(chunk(json!({}), json!("stop")));
+    chunks.push(Bytes::from_static(b"data: [DONE]\n\n"));
+    let mut scripted = Scripted::sse(chunks);
     scripted.gate = Some(gate.clone());
+    scripted.chunk_delay = Duration::from_millis(100);
     mock.push(scripted);
     let d = Dialect::OpenAiChat;
     let client = reqwest::Client::new();
@@ -297,7 +304,7 @@ async fn a_client_that_leaves_mid_stream_leaves_nothing_written() {
     drop(resp);
     // The upstream finishes its answer after the client left.
     gate.notify_one();
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    tokio::time::sleep(Duration::from_millis(1200)).await;
     let store = AnyStore::open(&db).await.unwrap();
     let kept = store.load("gone", Span::ALL).await.unwrap_or_default();
     assert!(kept.is_empty(), "{kept:?}");
@@ -306,4 +313,60 @@ async fn a_client_that_leaves_mid_stream_leaves_nothing_written() {
         text.contains(r#"mend_store_appends_total{outcome="incomplete"} 1"#),
         "{text}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gemini_json_array_stream_still_streams_and_is_stored_before_its_end() {
+    let mock = Mock::start().await;
+    let dir = crate::secrets::tempdir("durable-array");
+    let db = format!("sqlite:{}", dir.join("conversations.db").display());
+    let (addr, _gateway) = serve(&mock, &db).await;
+    // `:streamGenerateContent` without `alt=sse`: a JSON array, one element a chunk,
+    // held after its first until the gate opens.
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let element = |text: &str, last: bool| {
+        let mut c = json!({"content": {"role": "model", "parts": [{"text": text}]}, "index": 0});
+        if last {
+            c["finishReason"] = json!("STOP");
+        }
+        json!({"candidates": [c], "responseId": "resp-array"}).to_string()
+    };
+    let mut scripted = Scripted::json(200, format!("[{}", element("Hel", false)));
+    scripted
+        .chunks
+        .push(Bytes::from(format!(",\r\n{}", element("lo", true))));
+    scripted.chunks.push(Bytes::from_static(b"]"));
+    scripted.gate = Some(gate.clone());
+    mock.push(scripted);
+    let d = Dialect::Gemini;
+    let body = first_turn(d, false);
+    let mut req = reqwest::Client::new()
+        .post(format!(
+            "http://{addr}/v1beta/models/gemini-3-pro-preview:streamGenerateContent"
+        ))
+        .header("x-mend-conversation", "array")
+        .body(body.to_string());
+    for (k, v) in creds(d) {
+        req = req.header(k, v);
+    }
+    let mut resp = req.send().await.unwrap();
+    // The first element comes through while the upstream holds the rest: not buffered.
+    let first = tokio::time::timeout(Duration::from_secs(5), resp.chunk())
+        .await
+        .expect("the first element is passed on at once")
+        .unwrap()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&first).contains("Hel"));
+    gate.notify_one();
+    let mut all = first.to_vec();
+    while let Some(c) = resp.chunk().await.unwrap() {
+        all.extend_from_slice(&c);
+    }
+    let answer: Value = serde_json::from_slice(&all).unwrap();
+    assert_eq!(answer.as_array().unwrap().len(), 2);
+    let store = AnyStore::open(&db).await.unwrap();
+    let kept = mend_store::values(&store.load("array", Span::ALL).await.unwrap()).unwrap();
+    assert_eq!(kept.len(), 2, "{kept:?}");
+    assert_eq!(kept[0], body["contents"][0]);
+    assert_eq!(kept[1]["parts"][0]["text"], "Hello", "{kept:?}");
 }
