@@ -78,6 +78,10 @@ pub struct ServeArgs {
     /// postgres://... (as for `mend store`; also MEND_DB)
     #[arg(long, value_name = "URL")]
     db: Option<String>,
+    /// With --db, the most an answer's end waits for its exchange to commit, in
+    /// milliseconds; past it the answer goes out, the capture reported failed (default 5000)
+    #[arg(long, value_name = "MS")]
+    capture_timeout_ms: Option<u64>,
     /// Log level filter for stderr (error, warn, info, debug, trace, or a RUST_LOG-style filter)
     #[arg(long, value_name = "FILTER", default_value = "info")]
     log: String,
@@ -161,6 +165,9 @@ impl ServeArgs {
             c.db = Some(db.clone());
         }
         c.admin_token = crate::ui::admin_token(self.admin_token_file.as_deref())?;
+        if let Some(ms) = self.capture_timeout_ms {
+            c.capture_timeout = Duration::from_millis(ms);
+        }
         c.validate().map_err(|e| e.to_string())?;
         Ok(c)
     }

@@ -355,20 +355,12 @@ async fn assert_kept(
     log: &str,
 ) {
     use mend_store::Store;
-    // The gateway appends an exchange once the response has gone out, so the last one
-    // may land just after the SDK returns (issue 18 asks for capture before the end):
-    // wait for it, within bounds, rather than race it.
-    let mut kept = Vec::new();
-    for _ in 0..100 {
-        kept = store
-            .load(conv, mend_store::Span::ALL)
-            .await
-            .unwrap_or_else(|e| panic!("{conv}: {e}\nmend's log:\n{log}"));
-        if kept.len() >= 4 {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
+    // The gateway commits an exchange before the client sees its answer's end: the
+    // last one is there as soon as the SDK returns.
+    let kept = store
+        .load(conv, mend_store::Span::ALL)
+        .await
+        .unwrap_or_else(|e| panic!("{conv}: {e}\nmend's log:\n{log}"));
     assert!(kept.len() >= 4, "{conv}: {} messages", kept.len());
     let text: String = kept.iter().map(|m| m.raw.as_str()).collect();
     for n in needles {

@@ -160,6 +160,9 @@ pub struct Config {
     /// (then `/metrics` is open and the inspector serves loopback only). Set by the CLI
     /// from `MEND_ADMIN_TOKEN` or `--admin-token-file`, never read from the TOML file.
     pub admin_token: Option<crate::admin::AdminToken>,
+    /// How long the end of an answer waits for its exchange to commit to the store
+    /// before it goes out anyway, the capture reported failed. Default 5 s.
+    pub capture_timeout: Duration,
 }
 
 /// The default listen address: loopback only.
@@ -178,6 +181,7 @@ impl Default for Config {
             tap: None,
             db: None,
             admin_token: None,
+            capture_timeout: Duration::from_secs(5),
         }
     }
 }
@@ -216,6 +220,7 @@ impl ConfigError {
 /// mode_header_lowers = false   # ... and let it choose a mode below the upstream's
 /// tap = "/tmp/mend-tap"
 /// db = "sqlite:/var/lib/mend/conversations.db"
+/// capture_timeout_ms = 5000    # the most an answer's end waits for its commit
 ///
 /// [upstream.openai]            # both OpenAI dialects; openai_chat / openai_responses for one
 /// base_url = "https://api.groq.com/openai"
@@ -239,6 +244,7 @@ struct FileConfig {
     mode_header_lowers: Option<bool>,
     tap: Option<PathBuf>,
     db: Option<String>,
+    capture_timeout_ms: Option<u64>,
     #[serde(default)]
     upstream: BTreeMap<String, FileUpstream>,
 }
@@ -296,6 +302,9 @@ impl Config {
         if let Some(s) = file.db {
             self.db = Some(s);
         }
+        if let Some(ms) = file.capture_timeout_ms {
+            self.capture_timeout = Duration::from_millis(ms);
+        }
         for name in file.upstream.keys() {
             if !UPSTREAM_NAMES.iter().any(|(n, _)| n == name) {
                 return Err(ConfigError::new(
@@ -338,7 +347,7 @@ impl Config {
     ///
     /// - `MEND_LISTEN`, `MEND_MODE`, `MEND_BODY_LIMIT` (bytes), `MEND_CONNECT_TIMEOUT_MS`,
     ///   `MEND_READ_TIMEOUT_MS`, `MEND_TAP`, `MEND_DB` (as for `mend store`),
-    ///   `MEND_MODE_HEADER_LOWERS` (`true` or `false`);
+    ///   `MEND_CAPTURE_TIMEOUT_MS`, `MEND_MODE_HEADER_LOWERS` (`true` or `false`);
     /// - per upstream `MEND_<NAME>_BASE_URL`, `MEND_<NAME>_PROVIDER`, `MEND_<NAME>_MODE`
     ///   with NAME one of `OPENAI` (both OpenAI dialects), `OPENAI_CHAT`,
     ///   `OPENAI_RESPONSES`, `ANTHROPIC`, `GEMINI`, `BEDROCK` (Converse; the base URL
@@ -386,6 +395,10 @@ impl Config {
         }
         if let Some(s) = get("MEND_DB") {
             self.db = Some(s);
+        }
+        if let Some(n) = get("MEND_CAPTURE_TIMEOUT_MS") {
+            self.capture_timeout =
+                Duration::from_millis(parse_number(&n, ORIGIN, "MEND_CAPTURE_TIMEOUT_MS")?);
         }
         for (name, dialects) in UPSTREAM_NAMES {
             let prefix = format!("MEND_{}", name.to_ascii_uppercase());
@@ -462,7 +475,10 @@ impl Config {
         if self.body_limit == 0 {
             return Err(ConfigError::new(ORIGIN, "body_limit", "must be above 0"));
         }
-        if self.connect_timeout.is_zero() || self.read_timeout.is_zero() {
+        if self.connect_timeout.is_zero()
+            || self.read_timeout.is_zero()
+            || self.capture_timeout.is_zero()
+        {
             return Err(ConfigError::new(ORIGIN, "timeouts", "must be above 0"));
         }
         Ok(())

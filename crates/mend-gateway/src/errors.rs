@@ -35,6 +35,12 @@ pub const HEALED_HEADER: &str = "x-mend-healed";
 /// retried).
 pub const HEAL_HEADER: &str = "x-mend-heal";
 
+/// The header that says, on a JSON answer to an exchange kept for its conversation
+/// (`x-mend-conversation` with a store), whether the exchange was committed before the
+/// answer went out: `stored`, `diverged` (it does not continue the conversation, so it
+/// was not appended) or `failed` (the store failed or timed out; the answer is whole).
+pub const CAPTURE_HEADER: &str = "x-mend-capture";
+
 /// The header AWS names its error type in.
 pub const AWS_ERROR_TYPE_HEADER: &str = "x-amzn-errortype";
 

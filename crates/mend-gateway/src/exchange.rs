@@ -1,13 +1,15 @@
 //! Conversation capture: what one request/response exchange adds to a conversation
 //! named by `x-mend-conversation`, and the seam to whatever keeps it.
 //!
-//! The gateway hands a [`Conversations`] sink an [`Exchange`] once the response has
-//! ended: the request's history as forwarded, and the assistant output of the response
+//! The gateway hands a [`Conversations`] sink an [`Exchange`] once the response is
+//! complete (before the client gets its end): the request's history as forwarded, and the assistant output of the response
 //! as history items of the same dialect, provider ids (`msg_`, `rs_`, `fc_`, call ids,
 //! signatures, encrypted reasoning) kept verbatim. The sink appends what is new.
 //!
-//! Invariant: capture never delays or changes what the client receives; it runs after
-//! the last byte went out, and a failure is logged and counted, never answered.
+//! Invariant: capture never changes what the client receives, and delays only its end:
+//! with a sink, the gateway commits the exchange before it releases the answer's last
+//! bytes (`proxy/durable.rs`), within a bounded time; a failure is signalled and
+//! counted, and the answer still goes out whole.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -286,7 +288,13 @@ pub fn response_output(
         capture::read_response(dialect, body)
     }
     .map_err(|e| format!("the response could not be captured: {e}"))?;
-    let messages = mend::next::continued_output(dialect, &reply, 0).map_err(|e| e.to_string())?;
+    reply_output(dialect, &reply)
+}
+
+/// The assistant output of a captured reply, as history items of the dialect (see
+/// [`response_output`]).
+pub(crate) fn reply_output(dialect: Dialect, reply: &capture::Reply) -> Result<Vec<Value>, String> {
+    let messages = mend::next::continued_output(dialect, reply, 0).map_err(|e| e.to_string())?;
     mend::next::history_items(dialect, messages)
         .map_err(|e| format!("the output cannot be written as {dialect}: {e}"))
 }

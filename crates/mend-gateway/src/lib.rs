@@ -38,7 +38,9 @@
 //! `x-amz-security-token` and presigned `X-Amz-*` query parameters) are forwarded
 //! untouched and never logged or tapped; a response body (an SSE or AWS event stream
 //! too) is never buffered before the client gets it (but for heal mode's read of an
-//! error answer, at most 64 KB); a body signed with SigV4 is never
+//! error answer, at most 64 KB, and, with a store, a JSON answer whose exchange is
+//! kept, read whole so that it is committed before the client gets it; a kept stream
+//! holds only its completing chunk until the commit); a body signed with SigV4 is never
 //! forwarded changed (mend cannot sign it again: its repair is held back, and heal mode
 //! does not retry it); heal mode retries at most once, and only an error it recognized
 //! as a history error.

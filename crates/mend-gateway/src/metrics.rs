@@ -16,6 +16,7 @@
 //! | `mend_request_bytes_total` (as received) / `mend_upstream_request_bytes_total` (as sent) | `dialect` |
 //! | `mend_response_bytes_total` | `dialect` |
 //! | `mend_store_appends_total` | `outcome` (`ok`, `already_stored`, `diverged`, `error`, `incomplete`, `unreadable`, `not_captured`) |
+//! | `mend_capture_failures_total` (an answer whose end went out without its exchange committed) | `reason` (`store`, `timeout`, `unreadable`, `too_large`) |
 //! | `mend_tap_dropped_total` | |
 
 use std::sync::Arc;
@@ -27,7 +28,7 @@ use metrics_exporter_prometheus::{
 };
 
 /// Every metric name, with its help text.
-pub const NAMES: [(&str, &str); 12] = [
+pub const NAMES: [(&str, &str); 13] = [
     (
         "mend_requests_total",
         "Requests by dialect, mode and outcome",
@@ -71,6 +72,10 @@ pub const NAMES: [(&str, &str); 12] = [
     (
         "mend_store_appends_total",
         "Conversation store appends by outcome",
+    ),
+    (
+        "mend_capture_failures_total",
+        "Answers whose end went out without their exchange committed to the conversation, by reason",
     ),
     (
         "mend_tap_dropped_total",
@@ -217,6 +222,11 @@ impl Metrics {
     /// A conversation append ended.
     pub fn store_append(&self, outcome: &'static str) {
         self.with(|| counter!("mend_store_appends_total", "outcome" => outcome).increment(1));
+    }
+
+    /// An answer's end went out without its exchange committed.
+    pub fn capture_failed(&self, reason: &'static str) {
+        self.with(|| counter!("mend_capture_failures_total", "reason" => reason).increment(1));
     }
 
     /// The tap dropped a record.

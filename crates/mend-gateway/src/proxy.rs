@@ -9,9 +9,11 @@
 //!
 //!    4b. [`heal`] (`heal` mode): when the upstream refused the body with a history
 //!    error mend recognizes, repair it and send it once more;
-//! 5. [`capture`]: decide whether the exchange is kept for its conversation;
-//! 6. [`respond`]: stream the answer back while a copy is kept, and once it ends tap it
-//!    and append the exchange to the conversation.
+//! 5. [`capture`]: decide whether the exchange is kept for its conversation, and commit
+//!    it once the answer is complete;
+//! 6. [`respond`]: stream the answer back while a copy is kept, and once it ends tap it;
+//!    an exchange kept for its conversation is committed before the answer's end goes
+//!    out ([`durable`]).
 //!
 //! A stage that ends the exchange early (a bad header, a body too large, a rejection,
 //! the upstream unreachable) returns the gateway's own answer as its `Err`.
@@ -23,6 +25,7 @@
 
 mod act;
 mod capture;
+mod durable;
 mod heal;
 mod read;
 mod respond;
@@ -91,15 +94,7 @@ async fn run_stages(ctx: &Ctx, body: Body) -> Result<Response, Early> {
     let conversation = capture::wanted(ctx, conversation, &mut verdict, received.len());
     let answer = act::send_upstream(ctx, mode, &verdict, &received).await?;
     let (answer, healed) = heal::after(ctx, mode, &received, answer).await?;
-    Ok(respond::stream_back(
-        ctx,
-        mode,
-        verdict,
-        healed,
-        received,
-        conversation,
-        answer,
-    ))
+    Ok(respond::stream_back(ctx, mode, verdict, healed, received, conversation, answer).await)
 }
 
 /// What every stage knows about the request, fixed when it arrives.

@@ -9,6 +9,7 @@ mod fix;
 mod forced;
 mod inspect;
 mod next;
+mod serve_kill;
 mod store;
 mod support;
 mod ui;

@@ -1,8 +1,8 @@
 //! Stage 6, respond: the upstream's status and headers (minus hop-by-hop ones) and its
 //! body, streamed back as each chunk arrives while a capped copy is kept for the tap
 //! and the capture; mend's headers say the request id, the mode, the repairs made and
-//! the violations seen. When the body ends, the answer is tapped and the exchange
-//! captured.
+//! the violations seen. When the body ends, the answer is tapped. An exchange kept for
+//! its conversation is committed before the answer's end goes out (`durable.rs`).
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -12,7 +12,8 @@ use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::Response;
 use mend::Dialect;
 
-use super::capture::{self, Capture};
+use super::capture::Capture;
+use super::durable::{self, Held};
 use super::heal::{rule_ids, Heal};
 use super::{header_str, is_hop_by_hop, stamp, tapping, Ctx};
 use crate::config::Mode;
@@ -25,7 +26,7 @@ use crate::Inner;
 const COPY_CAP: usize = 64 * 1024 * 1024;
 
 /// The response to the client, its body streaming from the upstream's.
-pub(super) fn stream_back(
+pub(super) async fn stream_back(
     ctx: &Ctx,
     mode: Mode,
     mut verdict: Verdict,
@@ -51,7 +52,8 @@ pub(super) fn stream_back(
                 .unwrap_or("")
                 .to_string(),
         });
-    let keep = ctx.inner.tap.is_some() || capture.is_some();
+    let expected = answer.content_length();
+    let (body, watch, captured) = durable::prepare(ctx, capture, answer, COPY_CAP).await;
     let end = StreamEnd {
         inner: ctx.inner.clone(),
         id: ctx.id.clone(),
@@ -59,23 +61,24 @@ pub(super) fn stream_back(
         started: ctx.started,
         status,
         tap_headers: ctx.inner.tap.as_ref().map(|_| headers.clone()),
-        capture,
     };
     let on_end = Box::new(move |seen: Seen| end.finish(seen)) as Box<dyn FnOnce(Seen) + Send>;
-    let expected = answer.content_length();
-    let tee = Tee::new(
-        Box::pin(answer.bytes_stream()),
-        expected,
-        keep,
-        COPY_CAP,
-        on_end,
-    );
-    let mut resp = Response::new(Body::from_stream(tee));
+    let tee = Tee::new(body, expected, ctx.inner.tap.is_some(), COPY_CAP, on_end);
+    let mut resp = Response::new(match watch {
+        Some(watch) => Body::from_stream(Held::new(tee, watch)),
+        None => Body::from_stream(tee),
+    });
     *resp.status_mut() = status;
     *resp.headers_mut() = headers;
     add_mend_headers(&mut resp, ctx, mode, &verdict);
     if let Some(h) = &healed {
         add_heal_headers(&mut resp, h);
+    }
+    if let Some(c) = captured {
+        resp.headers_mut().insert(
+            errors::CAPTURE_HEADER,
+            axum::http::HeaderValue::from_static(c.header_value()),
+        );
     }
     resp
 }
@@ -138,8 +141,7 @@ fn add_mend_headers(resp: &mut Response, ctx: &Ctx, mode: Mode, verdict: &Verdic
     }
 }
 
-/// What is done once the answer's body has ended: count it, say how it ended, tap it,
-/// capture the exchange.
+/// What is done once the answer's body has ended: count it, say how it ended, tap it.
 struct StreamEnd {
     inner: Arc<Inner>,
     id: String,
@@ -148,7 +150,6 @@ struct StreamEnd {
     status: StatusCode,
     /// The headers for the tap (only when there is one).
     tap_headers: Option<HeaderMap>,
-    capture: Option<Capture>,
 }
 
 impl StreamEnd {
@@ -170,9 +171,6 @@ impl StreamEnd {
         }
         if let Some(headers) = self.tap_headers {
             tapping::upstream_response(inner, id, self.status, headers, &seen, self.started);
-        }
-        if let Some(capture) = self.capture {
-            capture::append_exchange(inner, self.id.clone(), self.dialect, capture, seen);
         }
     }
 }

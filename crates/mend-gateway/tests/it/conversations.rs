@@ -3,7 +3,6 @@
 //! answers and from streams, in memory and in a real SQLite store.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use mend::Dialect;
 use mend_gateway::{app, Conversations, Gateway, MemoryConversations, Mode};
@@ -111,17 +110,6 @@ async fn tool_loop(app: &axum::Router, d: Dialect, stream: bool, conv: &str) -> 
     expected
 }
 
-async fn wait_for(load: impl Fn() -> Vec<Value>, n: usize) -> Vec<Value> {
-    for _ in 0..300 {
-        let got = load();
-        if got.len() >= n {
-            return got;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    load()
-}
-
 /// The provider's opaque state survived in what was kept.
 pub(crate) fn assert_ids_kept(d: Dialect, kept: &[Value]) {
     let text = serde_json::to_string(kept).unwrap();
@@ -154,7 +142,8 @@ async fn tool_loops_are_kept_with_their_ids_from_json_and_streams() {
         for d in KEPT {
             let conv = format!("conv-{}-{stream}", d.name());
             let expected = tool_loop(&app, d, stream, &conv).await;
-            let kept = wait_for(|| store.load(&conv), expected.len()).await;
+            // Committed before the answer's end: there as soon as the request returns.
+            let kept = store.load(&conv);
             assert_eq!(kept, expected, "{d} stream={stream}");
             assert_ids_kept(d, &kept);
         }
@@ -216,14 +205,8 @@ async fn a_sqlite_store_keeps_exchanges_through_a_real_socket() {
         history.push(result.clone());
         let answer = post(&client, addr, d, path(d, stream), &body2, &h).await;
         let n = 1 + assistant.len() + 1 + assistant_items(d, stream, &answer).len();
-        let mut kept = Vec::new();
-        for _ in 0..300 {
-            kept = store.load(&conv, Span::ALL).await.unwrap_or_default();
-            if kept.len() >= n {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
+        // Committed before the answer's end: there as soon as the request returns.
+        let kept = store.load(&conv, Span::ALL).await.unwrap();
         assert_eq!(kept.len(), n, "{d}");
         let values: Vec<Value> = kept
             .iter()

@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod conversations;
+mod durable;
 mod fixtures;
 mod heal;
 mod limits;

@@ -1,6 +1,6 @@
 //! Gateway replicas sharing one conversation store: exchanges on one conversation that
 //! end at the same time, or a next turn that reaches another replica before this turn's
-//! append, leave one ordered history, each exchange's messages together, each output
+//! append (its commit past the capture timeout), leave one ordered history, each exchange's messages together, each output
 //! once. On SQLite (one file, two handles) and PostgreSQL (when reachable).
 
 use std::net::SocketAddr;
@@ -39,6 +39,8 @@ impl Conversations for Replica {
 }
 
 /// A gateway on a real socket whose sink is `db`, through a store handle of its own.
+/// A slowed replica gives up waiting for its commits at a third of the delay, so its
+/// answers go out before their appends land (`x-mend-capture: failed`).
 async fn replica(mock: &Mock, db: &str, delay: Duration) -> (SocketAddr, Arc<Mutex<Vec<Kept>>>) {
     let store = AnyStore::open(db).await.unwrap();
     let kept = Arc::new(Mutex::new(Vec::new()));
@@ -47,7 +49,11 @@ async fn replica(mock: &Mock, db: &str, delay: Duration) -> (SocketAddr, Arc<Mut
         delay,
         kept: kept.clone(),
     });
-    let gateway = Gateway::with_conversations(config_for(mock, Mode::Repair), Some(sink)).unwrap();
+    let mut config = config_for(mock, Mode::Repair);
+    if !delay.is_zero() {
+        config.capture_timeout = delay / 3;
+    }
+    let gateway = Gateway::with_conversations(config, Some(sink)).unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(mend_gateway::serve(
@@ -93,7 +99,8 @@ fn assert_valid(d: Dialect, history: &[Value]) {
 
 async fn replicas_keep_one_ordered_history(db: &str) {
     let mock = Mock::start().await;
-    // Replica A appends a beat late, as a loaded replica or a slow disk would.
+    // Replica A appends a beat late, as a loaded replica or a slow disk would, past its
+    // capture timeout: its answers go out before their exchanges are stored.
     let (a, kept_a) = replica(&mock, db, Duration::from_millis(300)).await;
     let (b, kept_b) = replica(&mock, db, Duration::ZERO).await;
     let client = reqwest::Client::new();

@@ -281,6 +281,15 @@ fn every_recorded_stream_gives_the_message_its_deltas_spell_in_any_chunking() {
 }
 
 #[test]
+fn every_recorded_stream_is_complete_from_its_message_stop_on() {
+    for (dir, bytes, _) in streams() {
+        if read_stream(D, &bytes).is_ok() {
+            crate::capture::assert_complete_at_its_terminal_event(D, &bytes, &name(&dir));
+        }
+    }
+}
+
+#[test]
 fn a_cut_or_damaged_stream_is_an_error_that_says_where() {
     for (dir, bytes, _) in streams() {
         let n = name(&dir);

@@ -563,6 +563,60 @@ fn every_stream_gives_the_same_reply_fed_byte_by_byte() {
     }
 }
 
+/// Feed `bytes` one at a time; where the stream says it is complete (the byte after
+/// which it does), held to: it is complete at the end, and the reply read up to where
+/// it became so is the whole stream's (the messages a gateway commits when it holds
+/// that chunk back are the ones the client is about to get). A recording that chains
+/// several responses (a tool loop's steps) is complete after each; only a new
+/// response's first event makes it incomplete again.
+pub fn assert_complete_at_its_terminal_event(dialect: Dialect, bytes: &[u8], name: &str) {
+    let whole = read_stream(dialect, bytes).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let mut cap = StreamCapture::new(dialect);
+    let mut complete_at = None;
+    for (i, b) in bytes.iter().enumerate() {
+        if let Err(e) = cap.feed(std::slice::from_ref(b)) {
+            panic!("{name}: {e}");
+        }
+        match (complete_at, cap.is_complete()) {
+            (None, true) => complete_at = Some(i + 1),
+            (Some(at), false) => {
+                let next = String::from_utf8_lossy(&bytes[at..=i]);
+                assert!(
+                    ["response.created", "message_start"]
+                        .iter()
+                        .any(|m| next.contains(m)),
+                    "{name}: complete at {at}, then not at {} without a new response: {next}",
+                    i + 1
+                );
+                complete_at = None;
+            }
+            _ => {}
+        }
+    }
+    let at = complete_at.unwrap_or_else(|| panic!("{name}: not complete at its end"));
+    let early = read_stream(dialect, &bytes[..at]).unwrap_or_else(|e| panic!("{name}: {e}"));
+    assert_eq!(early.messages, whole.messages, "{name}: completed at {at}");
+}
+
+#[test]
+fn every_stream_is_complete_from_its_terminal_event_on() {
+    let mut n = 0;
+    for f in fixtures("response.sse") {
+        if read_stream(f.dialect, &f.bytes).is_err() {
+            // A refused or cut recording is never complete.
+            let mut cap = StreamCapture::new(f.dialect);
+            let _ = cap.feed(&f.bytes);
+            assert!(!cap.is_complete() || cap.finish().is_ok(), "{}", f.name());
+            continue;
+        }
+        assert_complete_at_its_terminal_event(f.dialect, &f.bytes, &f.name());
+        n += 1;
+    }
+    if n > 0 {
+        eprintln!("{n} streams complete at their terminal event");
+    }
+}
+
 #[test]
 fn a_cut_stream_is_an_error_that_says_where() {
     let mut cut_points = 0;

@@ -327,6 +327,16 @@ impl State {
         }
     }
 
+    fn is_complete(&self) -> bool {
+        match self {
+            State::Chat(s) => s.is_complete(),
+            State::Responses(s) => s.is_complete(),
+            State::Anthropic(s) => s.is_complete(),
+            State::Gemini(s) => s.is_complete(),
+            State::Converse(s) => s.is_complete(),
+        }
+    }
+
     fn finish(self, end: usize) -> Result<Reply, CaptureError> {
         match self {
             State::Chat(s) => s.finish(end),
@@ -470,6 +480,19 @@ impl StreamCapture {
             self.error = Some(e.clone());
         }
         r.map(|()| self.events - before)
+    }
+
+    /// Whether the events fed so far end the response: its terminal event came (chat's
+    /// `[DONE]` or every choice's `finish_reason`, Responses' `response.completed` or
+    /// `response.incomplete`, Anthropic's `message_stop`, every Gemini candidate's
+    /// `finishReason`, Converse's `messageStop`) and nothing was wrong, so [`finish`]
+    /// now gives the reply whole; what may still follow (a usage chunk, `[DONE]`,
+    /// Converse's `metadata`) does not change its messages. A gateway uses it to know
+    /// which chunk ends a stream before the stream closes.
+    ///
+    /// [`finish`]: StreamCapture::finish
+    pub fn is_complete(&self) -> bool {
+        self.error.is_none() && self.state.is_complete()
     }
 
     /// The stream ended: the captured reply, or why it is incomplete or wrong.

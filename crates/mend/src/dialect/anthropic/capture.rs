@@ -172,6 +172,11 @@ impl Stream {
         Ok(())
     }
 
+    /// `message_stop` seen.
+    pub(crate) fn is_complete(&self) -> bool {
+        self.started && self.stopped
+    }
+
     pub(crate) fn finish(mut self, end: usize) -> Result<Reply, CaptureError> {
         if !self.started {
             return Err(malformed(0, "the stream has no `message_start` event"));

@@ -257,6 +257,11 @@ impl Stream {
         Ok(())
     }
 
+    /// `messageStop` seen (the `metadata` event that may follow adds only usage).
+    pub(crate) fn is_complete(&self) -> bool {
+        self.role.is_some() && self.stopped
+    }
+
     pub(crate) fn finish(self, end: usize) -> Result<Reply, CaptureError> {
         let Some(role) = self.role else {
             return Err(malformed(0, "the stream has no `messageStart` event"));

@@ -170,6 +170,15 @@ impl Stream {
         Ok(())
     }
 
+    /// Every candidate seen has its `finishReason`, none inside a `willContinue` call.
+    pub(crate) fn is_complete(&self) -> bool {
+        !self.candidates.is_empty()
+            && self
+                .candidates
+                .iter()
+                .all(|(_, c)| c.finished && c.pending.is_none())
+    }
+
     pub(crate) fn finish(self, end: usize) -> Result<Reply, CaptureError> {
         if !self.candidates.iter().any(|(_, c)| c.finished) {
             return Err(truncated(

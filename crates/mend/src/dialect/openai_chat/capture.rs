@@ -166,6 +166,11 @@ impl Stream {
         Ok(())
     }
 
+    /// `[DONE]` seen, or every choice finished.
+    pub(crate) fn is_complete(&self) -> bool {
+        self.done || (!self.choices.is_empty() && self.choices.iter().all(|(_, c)| c.finished))
+    }
+
     pub(crate) fn finish(self, end: usize) -> Result<Reply, CaptureError> {
         let all_finished = !self.choices.is_empty() && self.choices.iter().all(|(_, c)| c.finished);
         if !self.done && !all_finished {

@@ -215,6 +215,11 @@ impl Stream {
         Ok(())
     }
 
+    /// `response.completed` or `response.incomplete` seen.
+    pub(crate) fn is_complete(&self) -> bool {
+        self.ended
+    }
+
     pub(crate) fn finish(mut self, end: usize) -> Result<Reply, CaptureError> {
         if !self.ended {
             let open = self.items.iter().filter(|(_, it)| !it.done).count();
