@@ -76,6 +76,11 @@ pub struct ServeArgs {
     /// postgres://... (as for `mend store`; also MEND_DB)
     #[arg(long, value_name = "URL")]
     db: Option<String>,
+    /// Scope conversations to the tenant this request header names (set by a trusted
+    /// proxy in front of mend) instead of to the caller's upstream credential (also
+    /// MEND_TENANT_HEADER, tenant_header in the file)
+    #[arg(long, value_name = "HEADER")]
+    tenant_header: Option<String>,
     /// Log level filter for stderr (error, warn, info, debug, trace, or a RUST_LOG-style filter)
     #[arg(long, value_name = "FILTER", default_value = "info")]
     log: String,
@@ -145,6 +150,9 @@ impl ServeArgs {
         if let Some(db) = &self.db {
             c.db = Some(db.clone());
         }
+        if let Some(h) = &self.tenant_header {
+            c.tenant_header = Some(h.trim().to_ascii_lowercase());
+        }
         c.validate().map_err(|e| e.to_string())?;
         Ok(c)
     }
@@ -199,7 +207,13 @@ async fn serve(config: Config, printer: &mut Printer) -> io::Result<Status> {
         ));
     }
     if let Some(db) = store {
-        printer.err_line(&format!("  conversations: {db} (x-mend-conversation)"));
+        let scoped = match &gateway.config().tenant_header {
+            Some(h) => format!("per tenant, from the {h} header"),
+            None => "per upstream credential (hashed)".to_string(),
+        };
+        printer.err_line(&format!(
+            "  conversations: {db} (x-mend-conversation), kept {scoped}"
+        ));
     }
     if let Some(tap) = gateway.tap_path() {
         printer.err_line(&format!("  tap: {}", tap.display()));

@@ -156,6 +156,11 @@ pub struct Config {
     /// `mend store --db` takes), for requests that carry `x-mend-conversation`. Off by
     /// default.
     pub db: Option<String>,
+    /// The request header that names the caller's tenant, set by a trusted proxy in
+    /// front of mend: conversations are then scoped to its value instead of to the
+    /// upstream credential (see [`crate::scope`]). Lowercase; never a credential header.
+    /// Off by default.
+    pub tenant_header: Option<String>,
 }
 
 /// The default listen address: loopback only.
@@ -173,6 +178,7 @@ impl Default for Config {
             mode_header_lowers: false,
             tap: None,
             db: None,
+            tenant_header: None,
         }
     }
 }
@@ -211,6 +217,7 @@ impl ConfigError {
 /// mode_header_lowers = false   # ... and let it choose a mode below the upstream's
 /// tap = "/tmp/mend-tap"
 /// db = "sqlite:/var/lib/mend/conversations.db"
+/// tenant_header = "x-tenant"   # scope conversations by it (behind a trusted proxy)
 ///
 /// [upstream.openai]            # both OpenAI dialects; openai_chat / openai_responses for one
 /// base_url = "https://api.groq.com/openai"
@@ -234,6 +241,7 @@ struct FileConfig {
     mode_header_lowers: Option<bool>,
     tap: Option<PathBuf>,
     db: Option<String>,
+    tenant_header: Option<String>,
     #[serde(default)]
     upstream: BTreeMap<String, FileUpstream>,
 }
@@ -291,6 +299,9 @@ impl Config {
         if let Some(s) = file.db {
             self.db = Some(s);
         }
+        if let Some(h) = file.tenant_header {
+            self.tenant_header = Some(h.trim().to_ascii_lowercase());
+        }
         for name in file.upstream.keys() {
             if !UPSTREAM_NAMES.iter().any(|(n, _)| n == name) {
                 return Err(ConfigError::new(
@@ -333,7 +344,7 @@ impl Config {
     ///
     /// - `MEND_LISTEN`, `MEND_MODE`, `MEND_BODY_LIMIT` (bytes), `MEND_CONNECT_TIMEOUT_MS`,
     ///   `MEND_READ_TIMEOUT_MS`, `MEND_TAP`, `MEND_DB` (as for `mend store`),
-    ///   `MEND_MODE_HEADER_LOWERS` (`true` or `false`);
+    ///   `MEND_MODE_HEADER_LOWERS` (`true` or `false`), `MEND_TENANT_HEADER`;
     /// - per upstream `MEND_<NAME>_BASE_URL`, `MEND_<NAME>_PROVIDER`, `MEND_<NAME>_MODE`
     ///   with NAME one of `OPENAI` (both OpenAI dialects), `OPENAI_CHAT`,
     ///   `OPENAI_RESPONSES`, `ANTHROPIC`, `GEMINI`, `BEDROCK` (Converse; the base URL
@@ -381,6 +392,9 @@ impl Config {
         }
         if let Some(s) = get("MEND_DB") {
             self.db = Some(s);
+        }
+        if let Some(h) = get("MEND_TENANT_HEADER") {
+            self.tenant_header = Some(h.trim().to_ascii_lowercase());
         }
         for (name, dialects) in UPSTREAM_NAMES {
             let prefix = format!("MEND_{}", name.to_ascii_uppercase());
@@ -456,6 +470,9 @@ impl Config {
         }
         if self.body_limit == 0 {
             return Err(ConfigError::new(ORIGIN, "body_limit", "must be above 0"));
+        }
+        if let Some(h) = &self.tenant_header {
+            check_tenant_header(h).map_err(|r| ConfigError::new(ORIGIN, "tenant_header", r))?;
         }
         if self.connect_timeout.is_zero() || self.read_timeout.is_zero() {
             return Err(ConfigError::new(ORIGIN, "timeouts", "must be above 0"));
@@ -546,6 +563,23 @@ pub fn strip_userinfo(url: &str) -> String {
         Some(at) => format!("{scheme}://{}", &rest[at + 1..]),
         None => url.to_string(),
     }
+}
+
+/// A tenant header must be a header name, and neither a credential header (its value
+/// would be kept as the scope's name) nor one of mend's own.
+fn check_tenant_header(h: &str) -> Result<(), String> {
+    if axum::http::HeaderName::from_bytes(h.as_bytes()).is_err() {
+        return Err(format!("'{h}' is not a header name"));
+    }
+    if crate::scope::CREDENTIAL_HEADERS.contains(&h) {
+        return Err(format!(
+            "'{h}' carries credentials; name the header your proxy sets for the tenant"
+        ));
+    }
+    if h.starts_with("x-mend-") {
+        return Err(format!("'{h}' is one of mend's own headers"));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

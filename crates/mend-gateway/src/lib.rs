@@ -28,8 +28,9 @@
 //! verdict on one body, no I/O), `proxy` (one request end to end), `stream` (the
 //! pass-through body that keeps a copy), [`errors`] (answers in each provider's error
 //! shape), [`tap`] (the redacted JSONL debug tap), [`metrics`], [`exchange`]
-//! (conversation capture: what an exchange adds, read with `mend::canonical`) and
-//! [`store`] (the `mend-store` sink behind `x-mend-conversation`).
+//! (conversation capture: what an exchange adds, read with `mend::canonical`),
+//! [`scope`] (whose a conversation is: a credential's hash, a tenant) and [`store`]
+//! (the `mend-store` sink behind `x-mend-conversation`).
 //!
 //! Invariants: the upstream host comes from configuration only; credentials
 //! (`Authorization`, `x-api-key`, `x-goog-api-key`, `api-key`, Gemini's `key=`, AWS's
@@ -39,7 +40,8 @@
 //! error answer, at most 64 KB); a body signed with SigV4 is never
 //! forwarded changed (mend cannot sign it again: its repair is held back, and heal mode
 //! does not retry it); heal mode retries at most once, and only an error it recognized
-//! as a history error.
+//! as a history error; an exchange naming a conversation of another scope than its
+//! caller's is refused (403) before anything is forwarded or written.
 
 pub mod config;
 pub mod errors;
@@ -47,6 +49,7 @@ pub mod exchange;
 mod judge;
 pub mod metrics;
 mod proxy;
+pub mod scope;
 pub mod store;
 mod stream;
 pub mod tap;
@@ -62,7 +65,7 @@ use axum::Router;
 use mend::Dialect;
 
 pub use config::{Config, ConfigError, Mode, Upstream};
-pub use exchange::{Conversations, Exchange, Kept, MemoryConversations};
+pub use exchange::{Claim, Conversations, Exchange, Kept, MemoryConversations};
 pub use metrics::Metrics;
 pub use tap::Tap;
 

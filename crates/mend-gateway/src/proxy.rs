@@ -9,7 +9,9 @@
 //!
 //!    4b. [`heal`] (`heal` mode): when the upstream refused the body with a history
 //!    error mend recognizes, repair it and send it once more;
-//! 5. [`capture`]: decide whether the exchange is kept for its conversation;
+//! 5. [`capture`]: decide whether the exchange is kept for its conversation, and
+//!    [`scope`]: claim that conversation for the caller's scope before anything is
+//!    forwarded (another scope's: refused, nothing forwarded or written);
 //! 6. [`respond`]: stream the answer back while a copy is kept, and once it ends tap it
 //!    and append the exchange to the conversation.
 //!
@@ -26,6 +28,7 @@ mod capture;
 mod heal;
 mod read;
 mod respond;
+mod scope;
 mod tapping;
 mod verdict;
 
@@ -89,6 +92,7 @@ async fn run_stages(ctx: &Ctx, body: Body) -> Result<Response, Early> {
         return Err(Box::new(act::reject(ctx, mode, &verdict)));
     }
     let conversation = capture::wanted(ctx, conversation, &mut verdict, received.len());
+    let conversation = scope::claim(ctx, mode, conversation).await?;
     let answer = act::send_upstream(ctx, mode, &verdict, &received).await?;
     let (answer, healed) = heal::after(ctx, mode, &received, answer).await?;
     Ok(respond::stream_back(
@@ -113,6 +117,8 @@ pub(super) struct Ctx {
     path: String,
     query: Option<String>,
     headers: HeaderMap,
+    /// The caller's scope, once the scope stage has claimed a conversation for it.
+    scope: std::sync::OnceLock<String>,
 }
 
 impl Ctx {
@@ -128,6 +134,7 @@ impl Ctx {
             query: parts.uri.query().map(str::to_string),
             method: parts.method,
             headers: parts.headers,
+            scope: std::sync::OnceLock::new(),
         }
     }
 
