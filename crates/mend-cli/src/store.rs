@@ -355,7 +355,10 @@ async fn dispatch(store: &AnyStore, command: StoreCommand, printer: &mut Printer
                 });
                 text.push_str(&format!(
                     "{:<38} {:>8}  {:<17} {:<37} {from}\n",
-                    c.id, c.last_sequence, c.format, c.scope
+                    c.id,
+                    c.last_sequence,
+                    c.format.name(),
+                    c.scope
                 ));
             }
             out(printer, &text)

@@ -675,4 +675,26 @@ mod tests {
         );
         assert_eq!(strip_userinfo("http://host/a@b"), "http://host/a@b");
     }
+
+    #[test]
+    fn the_tenant_header_comes_from_file_or_environment_and_is_never_a_credential() {
+        let mut c = Config::default();
+        c.apply_toml("tenant_header = \"X-Tenant\"", "mend.toml")
+            .unwrap();
+        assert_eq!(c.tenant_header.as_deref(), Some("x-tenant"));
+        c.validate().unwrap();
+        c.apply_env(|k| (k == "MEND_TENANT_HEADER").then(|| "X-Org".to_string()))
+            .unwrap();
+        assert_eq!(c.tenant_header.as_deref(), Some("x-org"));
+        for bad in [
+            "authorization",
+            "x-api-key",
+            "x-mend-conversation",
+            "bad header",
+        ] {
+            c.tenant_header = Some(bad.to_string());
+            let err = c.validate().unwrap_err();
+            assert_eq!(err.setting, "tenant_header", "{bad}: {err}");
+        }
+    }
 }
