@@ -274,22 +274,72 @@ async fn callers_without_credentials_share_anonymous_and_never_a_credentialed_sc
     assert_refused(d, &send(&app, turn(d, endpoint(d), "keyed", &[])).await);
 }
 
-#[tokio::test]
-async fn racing_first_requests_for_one_id_have_one_winner() {
+/// Eight first requests for one id, each with its own credential, spread over two
+/// gateway replicas (each with its own store handle) on `db`: one goes through.
+async fn racing_first_requests_have_one_winner(db: &str) {
     let mock = Mock::start().await;
-    let (app, db, _dir) = gateway(&mock, None).await;
+    let mut replicas = Vec::new();
+    for _ in 0..2 {
+        let mut config = config_for(&mock, Mode::Repair);
+        config.db = Some(db.to_string());
+        replicas.push(app(Gateway::open(config).await.unwrap()));
+    }
     let d = Dialect::OpenAiChat;
     let keys: Vec<String> = (0..8).map(|i| format!("Bearer sk-racer-{i}")).collect();
-    let replies = futures_util::future::join_all(keys.iter().map(|k| {
-        let app = app.clone();
+    let replies = futures_util::future::join_all(keys.iter().enumerate().map(|(i, k)| {
+        let app = replicas[i % 2].clone();
         async move { send(&app, turn(d, endpoint(d), "raced", &[("authorization", k)])).await }
     }))
     .await;
     let won: Vec<u16> = replies.iter().map(|r| r.status.as_u16()).collect();
     assert_eq!(won.iter().filter(|s| **s == 200).count(), 1, "{won:?}");
     assert_eq!(won.iter().filter(|s| **s == 403).count(), 7, "{won:?}");
-    let store = AnyStore::open(&db).await.unwrap();
+    assert_eq!(
+        mock.received().len(),
+        1,
+        "only the winner reached the upstream"
+    );
+    let store = AnyStore::open(db).await.unwrap();
     assert!(settled_len(&store, "raced").await >= 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn racing_first_requests_on_sqlite_have_one_winner() {
+    let dir = crate::secrets::tempdir("scoping-race");
+    racing_first_requests_have_one_winner(&format!(
+        "sqlite:{}",
+        dir.join("conversations.db").display()
+    ))
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn racing_first_requests_on_postgres_have_one_winner() {
+    let base = std::env::var("MEND_TEST_POSTGRES")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_string());
+    let schema = format!("mend_scoping_test_{}", std::process::id());
+    let sep = if base.contains('?') { '&' } else { '?' };
+    let db = format!("{base}{sep}schema={schema}");
+    if let Err(e) = AnyStore::open(&db).await {
+        if std::env::var("CI").as_deref() == Ok("true") {
+            panic!("PostgreSQL at {base} is unreachable ({e}), and CI=true requires it");
+        }
+        eprintln!(
+            "SKIP: PostgreSQL at {base} is unreachable ({e}); the scoping race on it does not run"
+        );
+        return;
+    }
+    let outcome = tokio::spawn({
+        let db = db.clone();
+        async move { racing_first_requests_have_one_winner(&db).await }
+    })
+    .await;
+    mend_store::testing::drop_postgres_schema(&base, &schema)
+        .await
+        .unwrap();
+    if let Err(e) = outcome {
+        std::panic::resume_unwind(e.into_panic());
+    }
 }
 
 #[tokio::test]
