@@ -25,6 +25,11 @@ pub(super) async fn claim(
     let (Some(conversation), Some(sink)) = (conversation, ctx.inner.conversations.as_ref()) else {
         return Ok(None);
     };
+    // A route that is not judged (a model listing, Gemini's countTokens) is no exchange
+    // of the conversation: nothing to claim, nothing to capture.
+    if !ctx.route.judged {
+        return Ok(None);
+    }
     let tenant_header = ctx.inner.config.tenant_header.as_deref();
     let caller = scope::caller_scope(
         ctx.dialect(),

@@ -356,6 +356,17 @@ async fn an_unscoped_conversation_is_taken_by_its_first_caller() {
     assert!(store.info("old").await.unwrap().scope.starts_with("key:"));
     let other = [("x-api-key", "sk-ant-second")];
     assert_refused(d, &send(&app, turn(d, endpoint(d), "old", &other)).await);
+    // A request that is no exchange (a model listing) claims nothing.
+    let listing = Request::get("/v1/models")
+        .header("authorization", "Bearer sk-a")
+        .header("x-mend-conversation", "listing")
+        .body(Body::empty())
+        .unwrap();
+    send(&app, listing).await;
+    assert!(
+        store.info("listing").await.is_err(),
+        "a listing made a conversation"
+    );
 }
 
 /// The store keeps message bodies only: no header, query string or credential, for
