@@ -71,7 +71,7 @@ pub(super) async fn claim(
             Err(ctx.local(Kind::Forbidden, &msg))
         }
         Err(why) => {
-            ctx.inner.metrics.store_append("unscoped_store_error");
+            ctx.inner.metrics.store_append("claim_error");
             tracing::warn!(
                 request_id = %ctx.id, conversation = %conversation, error = %why,
                 "the store could not say whose the conversation is; forwarded, not captured"
