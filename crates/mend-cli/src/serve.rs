@@ -82,6 +82,11 @@ pub struct ServeArgs {
     /// milliseconds; past it the answer goes out, the capture reported failed (default 5000)
     #[arg(long, value_name = "MS")]
     capture_timeout_ms: Option<u64>,
+    /// Scope conversations to the tenant this request header names (set by a trusted
+    /// proxy in front of mend) instead of to the caller's upstream credential (also
+    /// MEND_TENANT_HEADER, tenant_header in the file)
+    #[arg(long, value_name = "HEADER")]
+    tenant_header: Option<String>,
     /// Log level filter for stderr (error, warn, info, debug, trace, or a RUST_LOG-style filter)
     #[arg(long, value_name = "FILTER", default_value = "info")]
     log: String,
@@ -168,6 +173,9 @@ impl ServeArgs {
         if let Some(ms) = self.capture_timeout_ms {
             c.capture_timeout = Duration::from_millis(ms);
         }
+        if let Some(h) = &self.tenant_header {
+            c.tenant_header = Some(h.trim().to_ascii_lowercase());
+        }
         c.validate().map_err(|e| e.to_string())?;
         Ok(c)
     }
@@ -224,7 +232,7 @@ async fn serve(
     let store = config.db.as_deref().map(strip_userinfo);
     let inspector = match (ui, &config.db) {
         (Some(_), Some(db)) => match Inspector::open(db, config.admin_token.clone()).await {
-            Ok(i) => Some(i),
+            Ok(i) => Some(i.with_tenant_header(config.tenant_header.clone())),
             Err(e) => {
                 printer.err_line(&format!("mend serve: the inspector: {e}"));
                 return Ok(Status::BadInput);
@@ -260,7 +268,13 @@ async fn serve(
         ));
     }
     if let Some(db) = store {
-        printer.err_line(&format!("  conversations: {db} (x-mend-conversation)"));
+        let scoped = match &gateway.config().tenant_header {
+            Some(h) => format!("per tenant, from the {h} header"),
+            None => "per upstream credential (hashed)".to_string(),
+        };
+        printer.err_line(&format!(
+            "  conversations: {db} (x-mend-conversation), kept {scoped}"
+        ));
     }
     if let Some(tap) = gateway.tap_path() {
         printer.err_line(&format!("  tap: {}", tap.display()));

@@ -50,6 +50,10 @@ enum StoreCommand {
         /// Keep canonical messages (mend's model), which load --as renders for any dialect
         #[arg(long)]
         canonical: bool,
+        /// Who it belongs to (the gateway's scope of a caller: cred:HEX, tenant:NAME,
+        /// anonymous) [default: unscoped, taken by the first caller that names it]
+        #[arg(long, value_name = "SCOPE")]
+        scope: Option<String>,
         /// Print the conversation as JSON
         #[arg(long)]
         json: bool,
@@ -96,6 +100,9 @@ enum StoreCommand {
         /// Only those created after this one
         #[arg(long, value_name = "ID")]
         after: Option<String>,
+        /// Only those of this scope (cred:HEX, tenant:NAME, anonymous, unscoped)
+        #[arg(long, value_name = "SCOPE")]
+        scope: Option<String>,
         /// A JSON array
         #[arg(long)]
         json: bool,
@@ -295,6 +302,7 @@ async fn dispatch(store: &AnyStore, command: StoreCommand, printer: &mut Printer
             id,
             dialect,
             canonical,
+            scope,
             json,
         } => {
             let dialect = match dialect {
@@ -306,15 +314,31 @@ async fn dispatch(store: &AnyStore, command: StoreCommand, printer: &mut Printer
                 (false, Some(d)) => Format::Wire(d),
                 (false, None) => Format::Any,
             };
-            let new = NewConversation { id, format };
+            let mut new = NewConversation {
+                id,
+                format,
+                ..NewConversation::default()
+            };
+            if let Some(scope) = scope {
+                new.scope = scope;
+            }
             let info = store.create(new).await.map_err(|e| failed(printer, &e))?;
             print_info(printer, &info, json)
         }
         StoreCommand::Append(args) => append(store, args, printer).await,
         StoreCommand::Load(args) => load(store, args, printer).await,
-        StoreCommand::List { limit, after, json } => {
+        StoreCommand::List {
+            limit,
+            after,
+            scope,
+            json,
+        } => {
             let all = store
-                .list(&ListOptions { limit, after })
+                .list(&ListOptions {
+                    limit,
+                    after,
+                    scope,
+                })
                 .await
                 .map_err(|e| failed(printer, &e))?;
             if json {
@@ -322,16 +346,19 @@ async fn dispatch(store: &AnyStore, command: StoreCommand, printer: &mut Printer
                 return out(printer, &format!("{}\n", pretty(&Value::Array(rows))));
             }
             let mut text = format!(
-                "{:<38} {:>8}  {:<17} {}\n",
-                "ID", "MESSAGES", "FORMAT", "FORKED FROM"
+                "{:<38} {:>8}  {:<17} {:<37} {}\n",
+                "ID", "MESSAGES", "FORMAT", "SCOPE", "FORKED FROM"
             );
             for c in &all {
                 let from = c.forked_from.as_ref().map_or(String::new(), |f| {
                     format!("{}@{}", f.conversation, f.at_sequence)
                 });
                 text.push_str(&format!(
-                    "{:<38} {:>8}  {:<17} {from}\n",
-                    c.id, c.last_sequence, c.format
+                    "{:<38} {:>8}  {:<17} {:<37} {from}\n",
+                    c.id,
+                    c.last_sequence,
+                    c.format.name(),
+                    c.scope
                 ));
             }
             out(printer, &text)
@@ -406,6 +433,7 @@ fn info_json(c: &ConversationInfo) -> Value {
         "format": c.format.name(),
         "created_at_ms": c.created_at_ms,
         "last_sequence": c.last_sequence,
+        "scope": c.scope,
         "forked_from": c.forked_from.as_ref().map(|f| json!({
             "conversation": f.conversation, "at_sequence": f.at_sequence})),
     })
@@ -904,6 +932,7 @@ async fn export(store: &AnyStore, ids: Vec<String>, printer: &mut Printer) -> Ou
                 .list(&ListOptions {
                     limit: Some(500),
                     after: after.clone(),
+                    ..ListOptions::default()
                 })
                 .await
                 .map_err(|e| failed(printer, &e))?;

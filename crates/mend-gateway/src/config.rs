@@ -163,6 +163,11 @@ pub struct Config {
     /// How long the end of an answer waits for its exchange to commit to the store
     /// before it goes out anyway, the capture reported failed. Default 5 s.
     pub capture_timeout: Duration,
+    /// The request header that names the caller's tenant, set by a trusted proxy in
+    /// front of mend: conversations are then scoped to its value instead of to the
+    /// upstream credential (see [`crate::scope`]). Lowercase; never a credential header.
+    /// Off by default.
+    pub tenant_header: Option<String>,
 }
 
 /// The default listen address: loopback only.
@@ -182,6 +187,7 @@ impl Default for Config {
             db: None,
             admin_token: None,
             capture_timeout: Duration::from_secs(5),
+            tenant_header: None,
         }
     }
 }
@@ -221,6 +227,7 @@ impl ConfigError {
 /// tap = "/tmp/mend-tap"
 /// db = "sqlite:/var/lib/mend/conversations.db"
 /// capture_timeout_ms = 5000    # the most an answer's end waits for its commit
+/// tenant_header = "x-tenant"   # scope conversations by it (behind a trusted proxy)
 ///
 /// [upstream.openai]            # both OpenAI dialects; openai_chat / openai_responses for one
 /// base_url = "https://api.groq.com/openai"
@@ -245,6 +252,7 @@ struct FileConfig {
     tap: Option<PathBuf>,
     db: Option<String>,
     capture_timeout_ms: Option<u64>,
+    tenant_header: Option<String>,
     #[serde(default)]
     upstream: BTreeMap<String, FileUpstream>,
 }
@@ -305,6 +313,9 @@ impl Config {
         if let Some(ms) = file.capture_timeout_ms {
             self.capture_timeout = Duration::from_millis(ms);
         }
+        if let Some(h) = file.tenant_header {
+            self.tenant_header = Some(h.trim().to_ascii_lowercase());
+        }
         for name in file.upstream.keys() {
             if !UPSTREAM_NAMES.iter().any(|(n, _)| n == name) {
                 return Err(ConfigError::new(
@@ -347,7 +358,8 @@ impl Config {
     ///
     /// - `MEND_LISTEN`, `MEND_MODE`, `MEND_BODY_LIMIT` (bytes), `MEND_CONNECT_TIMEOUT_MS`,
     ///   `MEND_READ_TIMEOUT_MS`, `MEND_TAP`, `MEND_DB` (as for `mend store`),
-    ///   `MEND_CAPTURE_TIMEOUT_MS`, `MEND_MODE_HEADER_LOWERS` (`true` or `false`);
+    ///   `MEND_CAPTURE_TIMEOUT_MS`, `MEND_MODE_HEADER_LOWERS` (`true` or `false`),
+    ///   `MEND_TENANT_HEADER`;
     /// - per upstream `MEND_<NAME>_BASE_URL`, `MEND_<NAME>_PROVIDER`, `MEND_<NAME>_MODE`
     ///   with NAME one of `OPENAI` (both OpenAI dialects), `OPENAI_CHAT`,
     ///   `OPENAI_RESPONSES`, `ANTHROPIC`, `GEMINI`, `BEDROCK` (Converse; the base URL
@@ -399,6 +411,9 @@ impl Config {
         if let Some(n) = get("MEND_CAPTURE_TIMEOUT_MS") {
             self.capture_timeout =
                 Duration::from_millis(parse_number(&n, ORIGIN, "MEND_CAPTURE_TIMEOUT_MS")?);
+        }
+        if let Some(h) = get("MEND_TENANT_HEADER") {
+            self.tenant_header = Some(h.trim().to_ascii_lowercase());
         }
         for (name, dialects) in UPSTREAM_NAMES {
             let prefix = format!("MEND_{}", name.to_ascii_uppercase());
@@ -474,6 +489,9 @@ impl Config {
         }
         if self.body_limit == 0 {
             return Err(ConfigError::new(ORIGIN, "body_limit", "must be above 0"));
+        }
+        if let Some(h) = &self.tenant_header {
+            check_tenant_header(h).map_err(|r| ConfigError::new(ORIGIN, "tenant_header", r))?;
         }
         if self.connect_timeout.is_zero()
             || self.read_timeout.is_zero()
@@ -569,6 +587,23 @@ pub fn strip_userinfo(url: &str) -> String {
     }
 }
 
+/// A tenant header must be a header name, and neither a credential header (its value
+/// would be kept as the scope's name) nor one of mend's own.
+fn check_tenant_header(h: &str) -> Result<(), String> {
+    if axum::http::HeaderName::from_bytes(h.as_bytes()).is_err() {
+        return Err(format!("'{h}' is not a header name"));
+    }
+    if crate::scope::CREDENTIAL_HEADERS.contains(&h) {
+        return Err(format!(
+            "'{h}' carries credentials; name the header your proxy sets for the tenant"
+        ));
+    }
+    if h.starts_with("x-mend-") {
+        return Err(format!("'{h}' is one of mend's own headers"));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -661,5 +696,27 @@ mod tests {
             "https://host:1/v1"
         );
         assert_eq!(strip_userinfo("http://host/a@b"), "http://host/a@b");
+    }
+
+    #[test]
+    fn the_tenant_header_comes_from_file_or_environment_and_is_never_a_credential() {
+        let mut c = Config::default();
+        c.apply_toml("tenant_header = \"X-Tenant\"", "mend.toml")
+            .unwrap();
+        assert_eq!(c.tenant_header.as_deref(), Some("x-tenant"));
+        c.validate().unwrap();
+        c.apply_env(|k| (k == "MEND_TENANT_HEADER").then(|| "X-Org".to_string()))
+            .unwrap();
+        assert_eq!(c.tenant_header.as_deref(), Some("x-org"));
+        for bad in [
+            "authorization",
+            "x-api-key",
+            "x-mend-conversation",
+            "bad header",
+        ] {
+            c.tenant_header = Some(bad.to_string());
+            let err = c.validate().unwrap_err();
+            assert_eq!(err.setting, "tenant_header", "{bad}: {err}");
+        }
     }
 }

@@ -57,6 +57,8 @@ pub enum Kind {
     TooLarge,
     /// 404: no such route.
     NotFound,
+    /// 403: the caller may not use what it named (another scope's conversation).
+    Forbidden,
     /// 502: the upstream could not be reached.
     BadGateway,
     /// 504: the upstream did not answer in time.
@@ -69,6 +71,7 @@ impl Kind {
             Kind::InvalidRequest => StatusCode::BAD_REQUEST,
             Kind::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             Kind::NotFound => StatusCode::NOT_FOUND,
+            Kind::Forbidden => StatusCode::FORBIDDEN,
             Kind::BadGateway => StatusCode::BAD_GATEWAY,
             Kind::Timeout => StatusCode::GATEWAY_TIMEOUT,
         }
@@ -77,7 +80,9 @@ impl Kind {
     /// OpenAI's `error.type`.
     fn openai_type(self) -> &'static str {
         match self {
-            Kind::InvalidRequest | Kind::TooLarge | Kind::NotFound => "invalid_request_error",
+            Kind::InvalidRequest | Kind::TooLarge | Kind::NotFound | Kind::Forbidden => {
+                "invalid_request_error"
+            }
             Kind::BadGateway | Kind::Timeout => "server_error",
         }
     }
@@ -88,6 +93,7 @@ impl Kind {
             Kind::InvalidRequest => "invalid_request_error",
             Kind::TooLarge => "request_too_large",
             Kind::NotFound => "not_found_error",
+            Kind::Forbidden => "permission_error",
             Kind::BadGateway | Kind::Timeout => "api_error",
         }
     }
@@ -97,6 +103,7 @@ impl Kind {
         match self {
             Kind::InvalidRequest | Kind::TooLarge => "INVALID_ARGUMENT",
             Kind::NotFound => "NOT_FOUND",
+            Kind::Forbidden => "PERMISSION_DENIED",
             Kind::BadGateway => "UNAVAILABLE",
             Kind::Timeout => "DEADLINE_EXCEEDED",
         }
@@ -107,6 +114,7 @@ impl Kind {
         match self {
             Kind::InvalidRequest | Kind::TooLarge => "ValidationException",
             Kind::NotFound => "ResourceNotFoundException",
+            Kind::Forbidden => "AccessDeniedException",
             Kind::BadGateway => "ServiceUnavailableException",
             Kind::Timeout => "ModelTimeoutException",
         }

@@ -28,6 +28,8 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 pub struct Exchange {
     /// The conversation id from `x-mend-conversation`.
     pub conversation: String,
+    /// The caller's scope ([`crate::scope`]): the conversation must be (or be made) its.
+    pub scope: String,
     /// The dialect both sides are written in.
     pub dialect: Dialect,
     /// The gateway's request id (an idempotency key for the append).
@@ -41,8 +43,27 @@ pub struct Exchange {
 /// Where exchanges go. Implemented over `mend-store` ([`crate::store`]), and in memory
 /// for tests ([`MemoryConversations`]).
 pub trait Conversations: Send + Sync + 'static {
-    /// Append what the exchange adds; says what was done.
+    /// Append what the exchange adds, in the exchange's scope only; says what was done.
     fn append(&self, exchange: Exchange) -> BoxFuture<'static, Result<Kept, String>>;
+
+    /// Make sure `conversation` belongs to `scope` before an exchange naming it is
+    /// forwarded: create it (holding `dialect`'s wire messages), take it when nobody
+    /// owns it, or refuse with [`Claim::OutOfScope`], atomically.
+    fn claim(
+        &self,
+        conversation: &str,
+        dialect: Dialect,
+        scope: &str,
+    ) -> BoxFuture<'static, Result<Claim, String>>;
+}
+
+/// What a [`Conversations::claim`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Claim {
+    /// The conversation is the caller's (now, or already).
+    Granted,
+    /// Another scope has it: the exchange must not go on.
+    OutOfScope,
 }
 
 /// What became of an exchange.
@@ -353,12 +374,38 @@ impl Turns {
 #[derive(Debug, Default)]
 pub struct MemoryConversations {
     conversations: Mutex<HashMap<String, Vec<Value>>>,
+    /// Each conversation's scope, set by its first claim or append.
+    scopes: Mutex<HashMap<String, String>>,
 }
 
 impl MemoryConversations {
     /// An empty set.
     pub fn new() -> MemoryConversations {
         MemoryConversations::default()
+    }
+
+    /// A conversation's scope, once it has one.
+    pub fn scope(&self, conversation: &str) -> Option<String> {
+        self.scopes
+            .lock()
+            .ok()
+            .and_then(|m| m.get(conversation).cloned())
+    }
+
+    /// Give `conversation` to `scope` unless another scope has it.
+    fn take(&self, conversation: &str, scope: &str) -> Result<Claim, String> {
+        let mut scopes = self
+            .scopes
+            .lock()
+            .map_err(|_| "the scope map is poisoned".to_string())?;
+        let owner = scopes
+            .entry(conversation.to_string())
+            .or_insert_with(|| scope.to_string());
+        Ok(if owner == scope {
+            Claim::Granted
+        } else {
+            Claim::OutOfScope
+        })
     }
 
     /// A conversation's messages.
@@ -371,7 +418,29 @@ impl MemoryConversations {
 }
 
 impl Conversations for Arc<MemoryConversations> {
+    fn claim(
+        &self,
+        conversation: &str,
+        _dialect: Dialect,
+        scope: &str,
+    ) -> BoxFuture<'static, Result<Claim, String>> {
+        let result = self.take(conversation, scope);
+        Box::pin(async move { result })
+    }
+
     fn append(&self, exchange: Exchange) -> BoxFuture<'static, Result<Kept, String>> {
+        if let Err(e) = self
+            .take(&exchange.conversation, &exchange.scope)
+            .and_then(|c| match c {
+                Claim::Granted => Ok(()),
+                Claim::OutOfScope => Err(format!(
+                    "conversation '{}' belongs to another scope than '{}'; nothing was written",
+                    exchange.conversation, exchange.scope
+                )),
+            })
+        {
+            return Box::pin(async move { Err(e) });
+        }
         let result = self
             .conversations
             .lock()

@@ -29,7 +29,7 @@
 //! pass-through body that keeps a copy), [`errors`] (answers in each provider's error
 //! shape), [`tap`] (the redacted JSONL debug tap), [`metrics`], [`exchange`]
 //! (conversation capture: what an exchange adds, read with `mend::canonical`),
-//! [`store`] (the `mend-store` sink behind `x-mend-conversation`), [`ui`] (the
+//! [`scope`] (whose a conversation is: a credential's hash, a tenant), [`store`] (the `mend-store` sink behind `x-mend-conversation`), [`ui`] (the
 //! conversation inspector at `/ui`, merged in by `mend serve --ui`) and [`admin`] (the
 //! admin token `/ui` and `/metrics` ask for when one is configured).
 //!
@@ -43,7 +43,8 @@
 //! holds only its completing chunk until the commit); a body signed with SigV4 is never
 //! forwarded changed (mend cannot sign it again: its repair is held back, and heal mode
 //! does not retry it); heal mode retries at most once, and only an error it recognized
-//! as a history error.
+//! as a history error; an exchange naming a conversation of another scope than its
+//! caller's is refused (403) before anything is forwarded or written.
 
 pub mod admin;
 pub mod config;
@@ -52,6 +53,7 @@ pub mod exchange;
 mod judge;
 pub mod metrics;
 mod proxy;
+pub mod scope;
 pub mod store;
 mod stream;
 pub mod tap;
@@ -68,7 +70,7 @@ use axum::Router;
 use mend::Dialect;
 
 pub use config::{Config, ConfigError, Mode, Upstream};
-pub use exchange::{Conversations, Exchange, Kept, MemoryConversations};
+pub use exchange::{Claim, Conversations, Exchange, Kept, MemoryConversations};
 pub use metrics::Metrics;
 pub use tap::Tap;
 

@@ -9,8 +9,9 @@
 //!
 //!    4b. [`heal`] (`heal` mode): when the upstream refused the body with a history
 //!    error mend recognizes, repair it and send it once more;
-//! 5. [`capture`]: decide whether the exchange is kept for its conversation, and commit
-//!    it once the answer is complete;
+//! 5. [`capture`]: decide whether the exchange is kept for its conversation (it is
+//!    committed once the answer is complete), and [`scope`]: claim that conversation for the caller's scope before anything is
+//!    forwarded (another scope's: refused, nothing forwarded or written);
 //! 6. [`respond`]: stream the answer back while a copy is kept, and once it ends tap it;
 //!    an exchange kept for its conversation is committed before the answer's end goes
 //!    out ([`durable`]).
@@ -29,6 +30,7 @@ mod durable;
 mod heal;
 mod read;
 mod respond;
+mod scope;
 mod tapping;
 mod verdict;
 
@@ -92,6 +94,7 @@ async fn run_stages(ctx: &Ctx, body: Body) -> Result<Response, Early> {
         return Err(Box::new(act::reject(ctx, mode, &verdict)));
     }
     let conversation = capture::wanted(ctx, conversation, &mut verdict, received.len());
+    let conversation = scope::claim(ctx, mode, conversation).await?;
     let answer = act::send_upstream(ctx, mode, &verdict, &received).await?;
     let (answer, healed) = heal::after(ctx, mode, &received, answer).await?;
     Ok(respond::stream_back(ctx, mode, verdict, healed, received, conversation, answer).await)
@@ -108,6 +111,8 @@ pub(super) struct Ctx {
     path: String,
     query: Option<String>,
     headers: HeaderMap,
+    /// The caller's scope, once the scope stage has claimed a conversation for it.
+    scope: std::sync::OnceLock<String>,
 }
 
 impl Ctx {
@@ -123,6 +128,7 @@ impl Ctx {
             query: parts.uri.query().map(str::to_string),
             method: parts.method,
             headers: parts.headers,
+            scope: std::sync::OnceLock::new(),
         }
     }
 

@@ -26,7 +26,7 @@ use mend_store::{
 use serde_json::{Map, Value};
 
 use crate::exchange::{
-    is_model_output, plan_append, BoxFuture, Conversations, Exchange, Kept, Plan,
+    is_model_output, plan_append, BoxFuture, Claim, Conversations, Exchange, Kept, Plan,
 };
 
 /// How many times an exchange is decided again when the conversation keeps moving.
@@ -49,6 +49,33 @@ impl<S: Store + 'static> Conversations for StoreConversations<S> {
     fn append(&self, exchange: Exchange) -> BoxFuture<'static, Result<Kept, String>> {
         let store = self.store.clone();
         Box::pin(async move { append_exchange(store.as_ref(), exchange).await })
+    }
+
+    fn claim(
+        &self,
+        conversation: &str,
+        dialect: Dialect,
+        scope: &str,
+    ) -> BoxFuture<'static, Result<Claim, String>> {
+        let store = self.store.clone();
+        let (conversation, scope) = (conversation.to_string(), scope.to_string());
+        Box::pin(async move {
+            match store
+                .claim(&conversation, &scope, Format::Wire(dialect))
+                .await
+            {
+                Ok((_, mend_store::Claim::Adopted)) => {
+                    tracing::info!(
+                        conversation = %conversation, scope = %scope,
+                        "an unscoped conversation now belongs to its first scoped caller"
+                    );
+                    Ok(Claim::Granted)
+                }
+                Ok(_) => Ok(Claim::Granted),
+                Err(mend_store::Error::OutOfScope { .. }) => Ok(Claim::OutOfScope),
+                Err(e) => Err(e.to_string()),
+            }
+        })
     }
 }
 
@@ -97,7 +124,9 @@ pub async fn append_exchange<S: Store>(store: &S, ex: Exchange) -> Result<Kept, 
             Plan::Diverged => return Ok(Kept::Diverged),
         };
         let messages = NewMessage::from_values(&items).map_err(|e| e.to_string())?;
-        let options = AppendOptions::keyed(ex.request_id.clone()).expecting_last(seen_last);
+        let options = AppendOptions::keyed(ex.request_id.clone())
+            .expecting_last(seen_last)
+            .in_scope(ex.scope.clone());
         match store.append(&ex.conversation, &messages, &options).await {
             Ok(done) if done.replayed => return Ok(Kept::AlreadyStored),
             Ok(_) => return Ok(Kept::Appended(messages.len())),
@@ -117,8 +146,9 @@ async fn conversation_for<S: Store>(store: &S, ex: &Exchange) -> Result<Conversa
     match store.info(&ex.conversation).await {
         Ok(info) => Ok(info),
         Err(mend_store::Error::NotFound(_)) => {
-            let new =
-                NewConversation::with_id(ex.conversation.clone()).format(Format::Wire(ex.dialect));
+            let new = NewConversation::with_id(ex.conversation.clone())
+                .format(Format::Wire(ex.dialect))
+                .scope(ex.scope.clone());
             match store.create(new).await {
                 Ok(info) => Ok(info),
                 // Another exchange created it first.

@@ -9,8 +9,8 @@ use std::str::FromStr;
 
 use crate::message::{NewMessage, StoredMessage};
 use crate::{
-    AppendOptions, Appended, ConversationInfo, Error, ListOptions, NewConversation, PgOptions,
-    PgStore, Result, Span, SqliteStore, Store,
+    AppendOptions, Appended, Claim, ConversationInfo, Error, Format, ListOptions, NewConversation,
+    PgOptions, PgStore, Result, Span, SqliteStore, Store,
 };
 
 /// A parsed database address.
@@ -130,6 +130,18 @@ impl Store for AnyStore {
         match self {
             AnyStore::Sqlite(s) => s.create(new).await,
             AnyStore::Postgres(s) => s.create(new).await,
+        }
+    }
+
+    async fn claim(
+        &self,
+        id: &str,
+        scope: &str,
+        format: Format,
+    ) -> Result<(ConversationInfo, Claim)> {
+        match self {
+            AnyStore::Sqlite(s) => s.claim(id, scope, format).await,
+            AnyStore::Postgres(s) => s.claim(id, scope, format).await,
         }
     }
 

@@ -15,6 +15,18 @@ pub enum Error {
     /// A conversation id that cannot be used (empty, over 256 bytes, control characters).
     #[error("invalid conversation id '{0}': ids are 1 to 256 bytes without control characters")]
     InvalidId(String),
+    /// The conversation belongs to another scope than the caller's: nothing was
+    /// written. Names the caller's scope only, never the owner's.
+    #[error("conversation '{conversation}' belongs to another scope than '{scope}'; nothing was written")]
+    OutOfScope {
+        /// The conversation.
+        conversation: String,
+        /// The caller's scope.
+        scope: String,
+    },
+    /// A scope that cannot be used (empty, over 256 bytes, control characters).
+    #[error("invalid scope '{0}': scopes are 1 to 256 bytes without control characters")]
+    InvalidScope(String),
     /// A message that cannot be stored.
     #[error("message {index}: {reason}")]
     InvalidMessage {

@@ -18,6 +18,11 @@
 //!   and returns the first append's sequences. Keys past their lifetime are forgotten,
 //!   so the key table stays bounded by the appends of one lifetime.
 //! - Concurrent writers to one conversation lose and duplicate nothing.
+//! - A conversation belongs to a scope (`ConversationInfo::scope`; [`UNSCOPED`] until
+//!   claimed). [`Store::claim`] creates, adopts or refuses atomically, so of callers
+//!   racing for one id with different scopes exactly one wins; an append with
+//!   [`AppendOptions::scope`] writes nothing in another scope's conversation. What a
+//!   scope is (a credential's hash, a tenant) is the gateway's business, not the store's.
 //!
 //! What it is not: a cache of provider state, a search index, or a converter. It does not
 //! parse message content beyond finding `role`/`type` and `id`. Around it: optional
@@ -130,13 +135,31 @@ impl std::fmt::Display for Format {
     }
 }
 
+/// The scope of a conversation that belongs to no caller yet: made before scopes
+/// existed (the migration gives it to every older conversation) or made without one
+/// (`mend store create` without `--scope`). The first [`Store::claim`] with a scope
+/// takes it.
+pub const UNSCOPED: &str = "unscoped";
+
 /// A conversation to create.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct NewConversation {
     /// Its id; a fresh time-ordered UUID when `None`.
     pub id: Option<String>,
     /// What its messages are written in.
     pub format: Format,
+    /// Who it belongs to ([`UNSCOPED`] unless told).
+    pub scope: String,
+}
+
+impl Default for NewConversation {
+    fn default() -> NewConversation {
+        NewConversation {
+            id: None,
+            format: Format::Any,
+            scope: UNSCOPED.to_string(),
+        }
+    }
 }
 
 impl NewConversation {
@@ -151,6 +174,12 @@ impl NewConversation {
     /// Declare what its messages are written in.
     pub fn format(mut self, format: Format) -> NewConversation {
         self.format = format;
+        self
+    }
+
+    /// Give it to a scope.
+    pub fn scope(mut self, scope: impl Into<String>) -> NewConversation {
+        self.scope = scope.into();
         self
     }
 }
@@ -178,6 +207,20 @@ pub struct ConversationInfo {
     pub last_sequence: u64,
     /// Set when it was made by [`Store::fork`].
     pub forked_from: Option<ForkOrigin>,
+    /// Who it belongs to: the scope it was created or claimed with, [`UNSCOPED`] when
+    /// nobody has claimed it. A fork belongs to its source's scope.
+    pub scope: String,
+}
+
+/// How a [`Store::claim`] got its conversation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Claim {
+    /// It did not exist; it was created in the caller's scope.
+    Created,
+    /// It existed in the caller's scope.
+    Owned,
+    /// It existed [`UNSCOPED`]; it now belongs to the caller's scope.
+    Adopted,
 }
 
 /// An inclusive range of sequence numbers to load.
@@ -234,6 +277,8 @@ pub struct ListOptions {
     pub limit: Option<u32>,
     /// Only conversations created after this one (a cursor for paging).
     pub after: Option<String>,
+    /// Only conversations of this scope.
+    pub scope: Option<String>,
 }
 
 /// How long an idempotency key is remembered unless the store is told otherwise
@@ -254,6 +299,10 @@ pub struct AppendOptions {
     /// (compare-and-append): otherwise nothing is written and the answer is
     /// [`Error::Moved`]. A replayed key is answered before this is checked.
     pub expect_last: Option<u64>,
+    /// Append only if the conversation belongs to this scope: otherwise nothing is
+    /// written and the answer is [`Error::OutOfScope`] (checked first, in the append's
+    /// transaction, before a key is replayed).
+    pub scope: Option<String>,
 }
 
 impl AppendOptions {
@@ -275,6 +324,12 @@ impl AppendOptions {
     /// Also check the resulting history.
     pub fn validate(mut self, validation: Validation) -> AppendOptions {
         self.validation = Some(validation);
+        self
+    }
+
+    /// Append only if the conversation belongs to `scope` (see [`AppendOptions::scope`]).
+    pub fn in_scope(mut self, scope: impl Into<String>) -> AppendOptions {
+        self.scope = Some(scope.into());
         self
     }
 }
@@ -301,6 +356,17 @@ pub trait Store: Send + Sync {
     /// Create an empty conversation.
     fn create(&self, new: NewConversation)
         -> impl Future<Output = Result<ConversationInfo>> + Send;
+
+    /// Make sure the conversation `id` belongs to `scope`, atomically: create it (with
+    /// `format`) when it does not exist, take it when it is [`UNSCOPED`], and refuse
+    /// ([`Error::OutOfScope`], nothing written) when another scope has it. Of callers
+    /// racing to claim one id with different scopes, exactly one wins.
+    fn claim(
+        &self,
+        id: &str,
+        scope: &str,
+        format: Format,
+    ) -> impl Future<Output = Result<(ConversationInfo, Claim)>> + Send;
 
     /// Append messages at the end of a conversation, in the order given, as one atomic
     /// write. Returns the sequence numbers assigned.
@@ -369,6 +435,29 @@ pub(crate) fn now_ms() -> i64 {
 /// A fresh id: a UUIDv7, so ids sort by creation time.
 pub(crate) fn fresh_id() -> String {
     uuid::Uuid::now_v7().to_string()
+}
+
+/// Check a scope given by a caller.
+pub(crate) fn check_scope(scope: &str) -> Result<()> {
+    if scope.is_empty() || scope.len() > 256 || scope.chars().any(char::is_control) {
+        return Err(Error::InvalidScope(scope.chars().take(80).collect()));
+    }
+    Ok(())
+}
+
+/// Refuse an append whose caller is not of the conversation's scope.
+pub(crate) fn check_append_scope(
+    conversation: &str,
+    options: &AppendOptions,
+    owner: &str,
+) -> Result<()> {
+    match &options.scope {
+        Some(scope) if scope != owner => Err(Error::OutOfScope {
+            conversation: conversation.to_string(),
+            scope: scope.clone(),
+        }),
+        _ => Ok(()),
+    }
 }
 
 /// Check a caller-chosen conversation id.

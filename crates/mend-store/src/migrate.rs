@@ -32,6 +32,11 @@ pub const SQLITE_MIGRATIONS: &[Migration] = &[
         name: "append keys by age",
         sql: include_str!("../migrations/sqlite/0002_append_keys_by_age.sql"),
     },
+    Migration {
+        version: 3,
+        name: "conversation scopes",
+        sql: include_str!("../migrations/sqlite/0003_conversation_scopes.sql"),
+    },
 ];
 
 /// The PostgreSQL schema, oldest first.
@@ -45,6 +50,11 @@ pub const POSTGRES_MIGRATIONS: &[Migration] = &[
         version: 2,
         name: "append keys by age",
         sql: include_str!("../migrations/postgres/0002_append_keys_by_age.sql"),
+    },
+    Migration {
+        version: 3,
+        name: "conversation scopes",
+        sql: include_str!("../migrations/postgres/0003_conversation_scopes.sql"),
     },
 ];
 

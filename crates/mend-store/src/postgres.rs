@@ -22,8 +22,9 @@ use crate::message::{ids_for, NewMessage, StoredMessage};
 use crate::migrate::{pending, Migration, POSTGRES_MIGRATIONS};
 use crate::sqlite::{expect, replay, run_of, to_i64, to_u64, RawInfo};
 use crate::{
-    check_conversation_id, expiry_cutoff, fresh_id, now_ms, validate, AppendOptions, Appended,
-    ConversationInfo, Error, ForkOrigin, Format, ListOptions, NewConversation, Result, Span, Store,
+    check_append_scope, check_conversation_id, check_scope, expiry_cutoff, fresh_id, now_ms,
+    validate, AppendOptions, Appended, Claim, ConversationInfo, Error, ForkOrigin, Format,
+    ListOptions, NewConversation, Result, Span, Store, UNSCOPED,
 };
 
 /// How to connect to PostgreSQL.
@@ -199,7 +200,7 @@ async fn migrate(pool: &Pool, schema: &str, migrations: &[Migration]) -> Result<
     tx.commit().await.op("commit migration")
 }
 
-const INFO_COLUMNS: &str = "id, format, created_at, last_seq, parent_id, forked_at";
+const INFO_COLUMNS: &str = "id, format, created_at, last_seq, parent_id, forked_at, scope";
 
 fn info_from_row(row: &tokio_postgres::Row) -> Result<RawInfo> {
     Ok(RawInfo {
@@ -209,6 +210,7 @@ fn info_from_row(row: &tokio_postgres::Row) -> Result<RawInfo> {
         last_seq: row.try_get(3).op("read conversation")?,
         parent_id: row.try_get(4).op("read conversation")?,
         forked_at: row.try_get(5).op("read conversation")?,
+        scope: row.try_get(6).op("read conversation")?,
     })
 }
 
@@ -238,6 +240,35 @@ impl PgStore {
     }
 }
 
+/// Insert a conversation row; `None` when the id is taken.
+async fn insert_conversation(
+    client: &impl deadpool_postgres::GenericClient,
+    id: &str,
+    format: Format,
+    scope: &str,
+) -> Result<Option<ConversationInfo>> {
+    let now = now_ms();
+    let stmt = client
+        .prepare_cached(
+            "INSERT INTO conversations (id, format, created_at, scope) VALUES ($1, $2, $3, $4) \
+             ON CONFLICT (id) DO NOTHING",
+        )
+        .await
+        .op("create conversation")?;
+    let made = client
+        .execute(&stmt, &[&id, &format.name(), &now, &scope])
+        .await
+        .op("create conversation")?;
+    Ok((made > 0).then(|| ConversationInfo {
+        id: id.to_string(),
+        format,
+        created_at_ms: now,
+        last_sequence: 0,
+        forked_from: None,
+        scope: scope.to_string(),
+    }))
+}
+
 impl Store for PgStore {
     async fn create(&self, new: NewConversation) -> Result<ConversationInfo> {
         let id = match new.id {
@@ -247,29 +278,57 @@ impl Store for PgStore {
             }
             None => fresh_id(),
         };
+        check_scope(&new.scope)?;
         let client = self.client().await?;
-        let now = now_ms();
-        let stmt = client
-            .prepare_cached(
-                "INSERT INTO conversations (id, format, created_at) VALUES ($1, $2, $3) \
-                 ON CONFLICT (id) DO NOTHING",
+        match insert_conversation(&client, &id, new.format, &new.scope).await? {
+            Some(info) => Ok(info),
+            None => Err(Error::AlreadyExists(id)),
+        }
+    }
+
+    async fn claim(
+        &self,
+        id: &str,
+        scope: &str,
+        format: Format,
+    ) -> Result<(ConversationInfo, Claim)> {
+        check_conversation_id(id)?;
+        check_scope(scope)?;
+        let mut client = self.client().await?;
+        let tx = client.transaction().await.op("begin claim")?;
+        if let Some(info) = insert_conversation(&tx, id, format, scope).await? {
+            tx.commit().await.op("commit claim")?;
+            return Ok((info, Claim::Created));
+        }
+        // The row exists (a concurrent insert has committed: ON CONFLICT waited for it).
+        // Take it if nobody owns it; the row lock makes one of two adopters win.
+        let adopted = tx
+            .execute(
+                "UPDATE conversations SET scope = $1 WHERE id = $2 AND scope = $3",
+                &[&scope, &id, &UNSCOPED],
             )
             .await
-            .op("create conversation")?;
-        let made = client
-            .execute(&stmt, &[&id, &new.format.name(), &now])
+            .op("claim conversation")?;
+        let sql = format!("SELECT {INFO_COLUMNS} FROM conversations WHERE id = $1");
+        let row = tx
+            .query_opt(&sql, &[&id])
             .await
-            .op("create conversation")?;
-        if made == 0 {
-            return Err(Error::AlreadyExists(id));
+            .op("read conversation")?
+            .ok_or_else(|| Error::NotFound(id.to_string()))?;
+        let info = info_from_row(&row)?.into_info()?;
+        tx.commit().await.op("commit claim")?;
+        if info.scope != scope {
+            return Err(Error::OutOfScope {
+                conversation: id.to_string(),
+                scope: scope.to_string(),
+            });
         }
-        Ok(ConversationInfo {
-            id,
-            format: new.format,
-            created_at_ms: now,
-            last_sequence: 0,
-            forked_from: None,
-        })
+        let how = if adopted > 0 {
+            Claim::Adopted
+        } else {
+            Claim::Owned
+        };
+        Ok((info, how))
     }
 
     async fn append(
@@ -282,7 +341,8 @@ impl Store for PgStore {
         let tx = client.transaction().await.op("begin append")?;
         let find = tx
             .prepare_cached(
-                "SELECT pk, last_seq, format FROM conversations WHERE id = $1 FOR NO KEY UPDATE",
+                "SELECT pk, last_seq, format, scope FROM conversations WHERE id = $1 \
+                 FOR NO KEY UPDATE",
             )
             .await
             .op("find conversation")?;
@@ -292,6 +352,7 @@ impl Store for PgStore {
             .op("find conversation")?
             .ok_or_else(|| Error::NotFound(conversation.to_string()))?;
         let (pk, last, format): (i64, i64, String) = (row.get(0), row.get(1), row.get(2));
+        check_append_scope(conversation, options, row.get(3))?;
         let read = tx
             .prepare_cached(
                 "SELECT body FROM messages WHERE conversation = $1 AND seq BETWEEN $2 AND $3 \
@@ -458,10 +519,15 @@ impl Store for PgStore {
                 .get(0),
         };
         let limit: Option<i64> = options.limit.map(i64::from);
-        let sql =
-            format!("SELECT {INFO_COLUMNS} FROM conversations WHERE pk > $1 ORDER BY pk LIMIT $2");
+        let sql = format!(
+            "SELECT {INFO_COLUMNS} FROM conversations \
+             WHERE pk > $1 AND ($3::text IS NULL OR scope = $3) ORDER BY pk LIMIT $2"
+        );
         let stmt = client.prepare_cached(&sql).await.op("list")?;
-        let rows = client.query(&stmt, &[&after, &limit]).await.op("list")?;
+        let rows = client
+            .query(&stmt, &[&after, &limit, &options.scope])
+            .await
+            .op("list")?;
         rows.iter()
             .map(|r| info_from_row(r).and_then(RawInfo::into_info))
             .collect()
@@ -484,13 +550,14 @@ impl Store for PgStore {
         let tx = client.transaction().await.op("begin fork")?;
         let row = tx
             .query_opt(
-                "SELECT pk, last_seq, format FROM conversations WHERE id = $1 FOR KEY SHARE",
+                "SELECT pk, last_seq, format, scope FROM conversations WHERE id = $1 FOR KEY SHARE",
                 &[&conversation],
             )
             .await
             .op("find conversation")?
             .ok_or_else(|| Error::NotFound(conversation.to_string()))?;
         let (pk, last, format): (i64, i64, String) = (row.get(0), row.get(1), row.get(2));
+        let scope: String = row.get(3);
         let at = to_i64(at_sequence);
         if at > last {
             return Err(Error::OutOfRange {
@@ -502,9 +569,9 @@ impl Store for PgStore {
         let now = now_ms();
         let made = tx
             .query_opt(
-                "INSERT INTO conversations (id, format, created_at, parent_id, forked_at, last_seq) \
-                 VALUES ($1, $2, $3, $4, $5, $5) ON CONFLICT (id) DO NOTHING RETURNING pk",
-                &[&new_id, &format, &now, &conversation, &at],
+                "INSERT INTO conversations (id, format, created_at, parent_id, forked_at, last_seq, scope) \
+                 VALUES ($1, $2, $3, $4, $5, $5, $6) ON CONFLICT (id) DO NOTHING RETURNING pk",
+                &[&new_id, &format, &now, &conversation, &at, &scope],
             )
             .await
             .op("create fork")?;
@@ -530,6 +597,7 @@ impl Store for PgStore {
                 conversation: conversation.to_string(),
                 at_sequence,
             }),
+            scope,
         })
     }
 

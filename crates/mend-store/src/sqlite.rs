@@ -17,8 +17,9 @@ use rusqlite::{params, Connection, OpenFlags, OptionalExtension, TransactionBeha
 use crate::message::{ids_for, NewMessage, StoredMessage};
 use crate::migrate::{pending, Migration, SQLITE_MIGRATIONS};
 use crate::{
-    check_conversation_id, expiry_cutoff, fresh_id, now_ms, validate, AppendOptions, Appended,
-    ConversationInfo, Error, ForkOrigin, Format, ListOptions, NewConversation, Result, Span, Store,
+    check_append_scope, check_conversation_id, check_scope, expiry_cutoff, fresh_id, now_ms,
+    validate, AppendOptions, Appended, Claim, ConversationInfo, Error, ForkOrigin, Format,
+    ListOptions, NewConversation, Result, Span, Store, UNSCOPED,
 };
 
 /// How hard a commit waits for the disk.
@@ -239,7 +240,7 @@ impl Inner {
     }
 }
 
-const INFO_COLUMNS: &str = "id, format, created_at, last_seq, parent_id, forked_at";
+const INFO_COLUMNS: &str = "id, format, created_at, last_seq, parent_id, forked_at, scope";
 
 fn info_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<RawInfo> {
     Ok(RawInfo {
@@ -249,6 +250,7 @@ fn info_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<RawInfo> {
         last_seq: row.get(3)?,
         parent_id: row.get(4)?,
         forked_at: row.get(5)?,
+        scope: row.get(6)?,
     })
 }
 
@@ -260,6 +262,7 @@ pub(crate) struct RawInfo {
     pub last_seq: i64,
     pub parent_id: Option<String>,
     pub forked_at: Option<i64>,
+    pub scope: String,
 }
 
 impl RawInfo {
@@ -275,6 +278,7 @@ impl RawInfo {
                 at_sequence: to_u64(self.forked_at.unwrap_or(0)),
             }),
             id: self.id,
+            scope: self.scope,
         })
     }
 }
@@ -303,14 +307,17 @@ fn append_in(
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .op(label, "begin append")?;
-    let (pk, last, format): (i64, i64, String) = tx
-        .prepare_cached("SELECT pk, last_seq, format FROM conversations WHERE id = ?1")
+    let (pk, last, format, owner): (i64, i64, String, String) = tx
+        .prepare_cached("SELECT pk, last_seq, format, scope FROM conversations WHERE id = ?1")
         .and_then(|mut s| {
-            s.query_row([conversation], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-                .optional()
+            s.query_row([conversation], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+            })
+            .optional()
         })
         .op(label, "find conversation")?
         .ok_or_else(|| Error::NotFound(conversation.to_string()))?;
+    check_append_scope(conversation, options, &owner)?;
     let bodies_between = |first: i64, last: i64| -> Result<Vec<String>> {
         let mut stmt = tx
             .prepare_cached(
@@ -386,6 +393,74 @@ fn append_in(
     })
 }
 
+/// Insert a conversation row; `None` when the id is taken.
+fn insert_conversation(
+    conn: &Connection,
+    label: &str,
+    id: &str,
+    format: Format,
+    scope: &str,
+) -> Result<Option<ConversationInfo>> {
+    let now = now_ms();
+    let made = conn
+        .prepare_cached(
+            "INSERT INTO conversations (id, format, created_at, scope) VALUES (?1, ?2, ?3, ?4) \
+             ON CONFLICT (id) DO NOTHING",
+        )
+        .and_then(|mut s| s.execute(params![id, format.name(), now, scope]))
+        .op(label, "create conversation")?;
+    Ok((made > 0).then(|| ConversationInfo {
+        id: id.to_string(),
+        format,
+        created_at_ms: now,
+        last_sequence: 0,
+        forked_from: None,
+        scope: scope.to_string(),
+    }))
+}
+
+/// [`Store::claim`] in one `BEGIN IMMEDIATE` transaction: create, adopt or find, and
+/// refuse another scope's.
+fn claim_in(
+    conn: &mut Connection,
+    label: &str,
+    id: &str,
+    scope: &str,
+    format: Format,
+) -> Result<(ConversationInfo, Claim)> {
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .op(label, "begin claim")?;
+    if let Some(info) = insert_conversation(&tx, label, id, format, scope)? {
+        tx.commit().op(label, "commit claim")?;
+        return Ok((info, Claim::Created));
+    }
+    let adopted = tx
+        .prepare_cached("UPDATE conversations SET scope = ?1 WHERE id = ?2 AND scope = ?3")
+        .and_then(|mut s| s.execute(params![scope, id, UNSCOPED]))
+        .op(label, "claim conversation")?;
+    let sql = format!("SELECT {INFO_COLUMNS} FROM conversations WHERE id = ?1");
+    let info = tx
+        .prepare_cached(&sql)
+        .and_then(|mut s| s.query_row([id], info_from_row).optional())
+        .op(label, "read conversation")?
+        .ok_or_else(|| Error::NotFound(id.to_string()))?
+        .into_info()?;
+    tx.commit().op(label, "commit claim")?;
+    if info.scope != scope {
+        return Err(Error::OutOfScope {
+            conversation: id.to_string(),
+            scope: scope.to_string(),
+        });
+    }
+    let how = if adopted > 0 {
+        Claim::Adopted
+    } else {
+        Claim::Owned
+    };
+    Ok((info, how))
+}
+
 /// Refuse a compare-and-append whose conversation moved on.
 pub(crate) fn expect(conversation: &str, options: &AppendOptions, last: i64) -> Result<()> {
     match options.expect_last {
@@ -434,28 +509,30 @@ impl Store for SqliteStore {
             }
             None => fresh_id(),
         };
-        let format = new.format;
+        check_scope(&new.scope)?;
+        let (format, scope) = (new.format, new.scope);
         self.blocking(move |inner| {
             inner.write(|conn, label| {
-                let now = now_ms();
-                let made = conn
-                    .prepare_cached(
-                        "INSERT INTO conversations (id, format, created_at) VALUES (?1, ?2, ?3) \
-                         ON CONFLICT (id) DO NOTHING",
-                    )
-                    .and_then(|mut s| s.execute(params![id, format.name(), now]))
-                    .op(label, "create conversation")?;
-                if made == 0 {
-                    return Err(Error::AlreadyExists(id));
+                match insert_conversation(conn, label, &id, format, &scope)? {
+                    Some(info) => Ok(info),
+                    None => Err(Error::AlreadyExists(id)),
                 }
-                Ok(ConversationInfo {
-                    id,
-                    format,
-                    created_at_ms: now,
-                    last_sequence: 0,
-                    forked_from: None,
-                })
             })
+        })
+        .await
+    }
+
+    async fn claim(
+        &self,
+        id: &str,
+        scope: &str,
+        format: Format,
+    ) -> Result<(ConversationInfo, Claim)> {
+        check_conversation_id(id)?;
+        check_scope(scope)?;
+        let (id, scope) = (id.to_string(), scope.to_string());
+        self.blocking(move |inner| {
+            inner.write(|conn, label| claim_in(conn, label, &id, &scope, format))
         })
         .await
     }
@@ -547,11 +624,12 @@ impl Store for SqliteStore {
                 };
                 let limit = options.limit.map_or(-1, i64::from);
                 let sql = format!(
-                    "SELECT {INFO_COLUMNS} FROM conversations WHERE pk > ?1 ORDER BY pk LIMIT ?2"
+                    "SELECT {INFO_COLUMNS} FROM conversations \
+                     WHERE pk > ?1 AND (?3 IS NULL OR scope = ?3) ORDER BY pk LIMIT ?2"
                 );
                 let mut stmt = conn.prepare_cached(&sql).op(label, "list")?;
                 let rows = stmt
-                    .query_map(params![after, limit], info_from_row)
+                    .query_map(params![after, limit, options.scope], info_from_row)
                     .op(label, "list")?;
                 rows.map(|r| r.op(label, "list").and_then(RawInfo::into_info))
                     .collect()
@@ -579,11 +657,15 @@ impl Store for SqliteStore {
                 let tx = conn
                     .transaction_with_behavior(TransactionBehavior::Immediate)
                     .op(label, "begin fork")?;
-                let (pk, last, format): (i64, i64, String) = tx
-                    .prepare_cached("SELECT pk, last_seq, format FROM conversations WHERE id = ?1")
+                let (pk, last, format, scope): (i64, i64, String, String) = tx
+                    .prepare_cached(
+                        "SELECT pk, last_seq, format, scope FROM conversations WHERE id = ?1",
+                    )
                     .and_then(|mut s| {
-                        s.query_row([&conversation], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-                            .optional()
+                        s.query_row([&conversation], |r| {
+                            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+                        })
+                        .optional()
                     })
                     .op(label, "find conversation")?
                     .ok_or_else(|| Error::NotFound(conversation.clone()))?;
@@ -598,10 +680,12 @@ impl Store for SqliteStore {
                 let now = now_ms();
                 let made = tx
                     .prepare_cached(
-                        "INSERT INTO conversations (id, format, created_at, parent_id, forked_at, last_seq) \
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?5) ON CONFLICT (id) DO NOTHING",
+                        "INSERT INTO conversations (id, format, created_at, parent_id, forked_at, last_seq, scope) \
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6) ON CONFLICT (id) DO NOTHING",
                     )
-                    .and_then(|mut s| s.execute(params![new_id, format, now, conversation, at]))
+                    .and_then(|mut s| {
+                        s.execute(params![new_id, format, now, conversation, at, scope])
+                    })
                     .op(label, "create fork")?;
                 if made == 0 {
                     return Err(Error::AlreadyExists(new_id));
@@ -624,6 +708,7 @@ impl Store for SqliteStore {
                         conversation,
                         at_sequence,
                     }),
+                    scope,
                 })
             })
         })

@@ -161,6 +161,32 @@ fn fork_list_export_and_delete() {
 }
 
 #[test]
+fn scopes_are_set_listed_and_filtered() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = db(&dir);
+    let r = store(
+        &db,
+        &["create", "--id", "t", "--scope", "tenant:acme", "--json"],
+        "",
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.json()["scope"], "tenant:acme");
+    assert_eq!(store(&db, &["append", "u", "-"], TURN).code, 0);
+    let r = store(&db, &["list"], "");
+    let head = r.stdout.lines().next().unwrap_or_default();
+    assert!(head.contains("SCOPE"), "{}", r.stdout);
+    assert!(r.stdout.contains("tenant:acme"), "{}", r.stdout);
+    assert!(r.stdout.contains("unscoped"), "{}", r.stdout);
+    let r = store(&db, &["list", "--scope", "tenant:acme", "--json"], "");
+    let j = r.json();
+    assert_eq!(j.as_array().map(Vec::len), Some(1), "{j}");
+    assert_eq!(j[0]["id"], "t");
+    let r = store(&db, &["create", "--scope", "", "--id", "x"], "");
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("invalid scope"), "{}", r.stderr);
+}
+
+#[test]
 fn bad_input_and_addresses_exit_2_saying_why() {
     let dir = tempfile::tempdir().unwrap();
     let db = db(&dir);

@@ -46,6 +46,8 @@ fn free_later(v: serde_json::Value, body_len: usize) {
 /// What a capture needs once the answer is complete.
 pub(super) struct Capture {
     pub conversation: String,
+    /// The caller's scope, which the conversation was claimed for.
+    pub scope: String,
     /// The body as forwarded, parsed, when the judge parsed it.
     pub parsed: Option<serde_json::Value>,
     /// The body as received, parsed here when the judge did not.
@@ -135,6 +137,7 @@ pub(super) async fn commit(
     };
     let ex = Exchange {
         conversation: capture.conversation,
+        scope: capture.scope,
         dialect,
         request_id: id.clone(),
         history: exchange::request_history(dialect, &body),

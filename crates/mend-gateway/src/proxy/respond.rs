@@ -46,6 +46,7 @@ pub(super) async fn stream_back(
         .filter(|_| status.is_success())
         .map(|conversation| Capture {
             conversation,
+            scope: ctx.scope.get().cloned().unwrap_or_default(),
             parsed,
             received,
             content_type: header_str(&headers, header::CONTENT_TYPE.as_str())

@@ -47,19 +47,41 @@ pub const PAGE: u32 = 50;
 const LIST_CHECK_MESSAGES: u64 = 2_000;
 const LIST_CHECK_BYTES: usize = 8 * 1024 * 1024;
 
-/// Who is looking. Today an admin (the token holder, or anyone on loopback when no token
-/// is configured) sees every conversation; a per-scope viewer goes here.
+/// Who is looking: an admin (the token holder, or anyone on loopback when no token is
+/// configured) sees every conversation; a caller that shows an upstream credential
+/// instead (as it would to the gateway: `Authorization: Bearer`, `x-api-key`,
+/// `x-goog-api-key`, `api-key`), or the tenant header when one is configured, sees only
+/// the conversations of that scope, the ones it could append to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Viewer {
     /// Sees every conversation.
     Admin,
+    /// Sees the conversations of this scope (`crate::scope`).
+    Scope(String),
 }
 
 /// Whether `viewer` may see the conversation: the one place the inspector decides it.
-pub fn visible(viewer: &Viewer, _conversation: &ConversationInfo) -> bool {
+pub fn visible(viewer: &Viewer, conversation: &ConversationInfo) -> bool {
     match viewer {
         Viewer::Admin => true,
+        Viewer::Scope(scope) => conversation.scope == *scope,
     }
+}
+
+/// The scope a request to the inspector shows, if it shows one: the tenant header when
+/// one is configured, else the first credential header any provider reads. Never
+/// `anonymous`: a request without a credential sees nothing by scope.
+fn shown_scope(tenant_header: Option<&str>, req: &Request) -> Option<String> {
+    let headers = req.headers();
+    if let Some(name) = tenant_header {
+        return crate::scope::caller_scope(mend::Dialect::OpenAiChat, Some(name), headers, None)
+            .ok();
+    }
+    mend::Dialect::ALL.iter().find_map(|&d| {
+        crate::scope::caller_scope(d, None, headers, req.uri().query())
+            .ok()
+            .filter(|s| s != crate::scope::ANONYMOUS)
+    })
 }
 
 /// The inspector over one store. Cheap to clone.
@@ -73,6 +95,8 @@ struct Inner {
     /// The store's address without credentials, to show.
     label: String,
     token: Option<AdminToken>,
+    /// The gateway's `tenant_header`, when it scopes conversations by tenant.
+    tenant_header: Option<String>,
 }
 
 impl std::fmt::Debug for Inspector {
@@ -92,6 +116,24 @@ impl Inspector {
                 store,
                 label: label.into(),
                 token,
+                tenant_header: None,
+            }),
+        }
+    }
+
+    /// Scope viewers by this request header (the gateway's `tenant_header`, behind a
+    /// trusted proxy) instead of by the credential they show.
+    pub fn with_tenant_header(self, header: Option<String>) -> Inspector {
+        let inner = Arc::try_unwrap(self.inner).unwrap_or_else(|shared| Inner {
+            store: shared.store.clone(),
+            label: shared.label.clone(),
+            token: shared.token.clone(),
+            tenant_header: None,
+        });
+        Inspector {
+            inner: Arc::new(Inner {
+                tenant_header: header,
+                ..inner
             }),
         }
     }
@@ -115,9 +157,10 @@ impl Inspector {
 
     /// Who the request is, or why it is refused.
     fn viewer_of(&self, req: &Request) -> Result<Viewer, Refusal> {
+        let scoped = || shown_scope(self.inner.tenant_header.as_deref(), req).map(Viewer::Scope);
         match &self.inner.token {
             Some(t) if t.admits(req.headers()) => Ok(Viewer::Admin),
-            Some(_) => Err(Refusal::NoToken),
+            Some(_) => scoped().ok_or(Refusal::NoToken),
             None if addressed_to_loopback(req) => Ok(Viewer::Admin),
             None => Err(Refusal::NotLoopback),
         }
@@ -266,6 +309,10 @@ async fn list(
     let options = ListOptions {
         limit: Some(PAGE + 1),
         after: q.after,
+        scope: match &viewer {
+            Viewer::Admin => None,
+            Viewer::Scope(s) => Some(s.clone()),
+        },
     };
     let mut infos = match store.list(&options).await {
         Ok(l) => l,

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use axum::body::Bytes;
 use mend::Dialect;
 use mend_gateway::exchange::BoxFuture;
-use mend_gateway::{app, Conversations, Exchange, Gateway, Kept, MemoryConversations, Mode};
+use mend_gateway::{app, Claim, Conversations, Exchange, Gateway, Kept, MemoryConversations, Mode};
 use mend_store::{AnyStore, Span, Store};
 use serde_json::{json, Value};
 
@@ -185,6 +185,15 @@ impl Conversations for Faulty {
                 }
             }
         })
+    }
+
+    fn claim(
+        &self,
+        conversation: &str,
+        dialect: Dialect,
+        scope: &str,
+    ) -> BoxFuture<'static, Result<Claim, String>> {
+        self.then.claim(conversation, dialect, scope)
     }
 }
 

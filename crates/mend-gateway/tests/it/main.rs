@@ -12,6 +12,7 @@ mod metrics;
 mod modes;
 mod replicas;
 mod routing;
+mod scoping;
 mod secrets;
 mod streaming;
 mod support;

@@ -10,7 +10,7 @@ use std::time::Duration;
 use mend::Dialect;
 use mend_gateway::exchange::BoxFuture;
 use mend_gateway::store::StoreConversations;
-use mend_gateway::{Conversations, Exchange, Gateway, Kept, Mode};
+use mend_gateway::{Claim, Conversations, Exchange, Gateway, Kept, Mode};
 use mend_store::{AnyStore, Span, Store};
 use serde_json::Value;
 
@@ -35,6 +35,15 @@ impl Conversations for Replica {
                 .push(outcome.clone().unwrap_or_else(|e| panic!("{e}")));
             outcome
         })
+    }
+
+    fn claim(
+        &self,
+        conversation: &str,
+        dialect: Dialect,
+        scope: &str,
+    ) -> BoxFuture<'static, Result<Claim, String>> {
+        self.store.claim(conversation, dialect, scope)
     }
 }
 

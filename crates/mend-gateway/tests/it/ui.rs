@@ -257,10 +257,11 @@ async fn with_an_admin_token_every_page_asks_for_it() {
             .unwrap()
     };
     assert_eq!(call(&app, bearer(TOKEN)).await.status, 200);
-    assert_eq!(
-        call(&app, bearer("s3cret-admin-token-0124")).await.status,
-        401
-    );
+    // Any other bearer is a caller's credential: it sees only its own scope's
+    // conversations, and this one is not of it.
+    let wrong = call(&app, bearer("s3cret-admin-token-0124")).await;
+    assert_eq!(wrong.status, 404);
+    assert!(!wrong.text.contains("tool-result"));
     // A pasted body is not shown without the token either.
     assert_eq!(call(&app, paste("{}", "")).await.status, 401);
     assert_eq!(page(&app, "/ui/style.css").await.status, 200);
@@ -356,15 +357,68 @@ async fn metrics_ask_for_the_admin_token_when_one_is_configured() {
 }
 
 #[test]
-fn an_admin_sees_every_conversation() {
+fn an_admin_sees_every_conversation_and_a_caller_only_its_own() {
     let info = mend_store::ConversationInfo {
         id: "any".into(),
         format: Format::Any,
         created_at_ms: 0,
         last_sequence: 0,
         forked_from: None,
+        scope: "key:0123".into(),
     };
     assert!(ui::visible(&ui::Viewer::Admin, &info));
+    assert!(ui::visible(&ui::Viewer::Scope("key:0123".into()), &info));
+    assert!(!ui::visible(&ui::Viewer::Scope("key:4567".into()), &info));
+}
+
+/// A caller that shows its upstream credential instead of the admin token sees the
+/// conversations made with that credential and no other: a second credential can
+/// neither list nor open the first one's.
+#[tokio::test]
+async fn a_second_credential_cannot_see_the_first_ones_conversation() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite:{}", dir.path().join("c.db").display());
+    let store = AnyStore::open(&url).await.unwrap();
+    let (alice, mallory) = ("sk-alice-0123456789", "sk-mallory-0123456789");
+    let scope_of = |key: &str| {
+        let mut h = axum::http::HeaderMap::new();
+        h.insert(
+            header::AUTHORIZATION,
+            format!("Bearer {key}").parse().unwrap(),
+        );
+        mend_gateway::scope::caller_scope(mend::Dialect::OpenAiChat, None, &h, None).unwrap()
+    };
+    for (id, key) in [("alice-conv", alice), ("mallory-conv", mallory)] {
+        let new = NewConversation::with_id(id)
+            .format(Format::Wire(mend::Dialect::OpenAiChat))
+            .scope(scope_of(key));
+        store.create(new).await.unwrap();
+        let batch = NewMessage::from_values(&orphan_history()).unwrap();
+        store.append(id, &batch, &Default::default()).await.unwrap();
+    }
+    drop(store);
+    let token = AdminToken::new(TOKEN, "test").unwrap();
+    let app = ui::router(Inspector::open(&url, Some(token)).await.unwrap());
+    let as_caller = |path: &str, key: &str| {
+        get(path)
+            .header(header::AUTHORIZATION, format!("Bearer {key}"))
+            .body(Body::empty())
+            .unwrap()
+    };
+    let list = call(&app, as_caller("/ui", alice)).await;
+    assert_eq!(list.status, 200, "{}", list.text);
+    assert!(list.text.contains("alice-conv"), "{}", list.text);
+    assert!(!list.text.contains("mallory-conv"), "{}", list.text);
+    let own = call(&app, as_caller("/ui/c/alice-conv", alice)).await;
+    assert_eq!(own.status, 200);
+    let other = call(&app, as_caller("/ui/c/mallory-conv", alice)).await;
+    assert_eq!(other.status, 404, "{}", other.text);
+    assert!(!other.text.contains("get_weather"), "{}", other.text);
+    // The admin sees both; a request with neither is refused.
+    let admin = call(&app, as_caller("/ui", TOKEN)).await;
+    assert!(admin.text.contains("alice-conv") && admin.text.contains("mallory-conv"));
+    let none = page(&app, "/ui").await;
+    assert_eq!(none.status, 401);
 }
 
 #[tokio::test]

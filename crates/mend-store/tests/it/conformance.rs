@@ -458,6 +458,7 @@ pub async fn list_pages_in_creation_order<B: Backend>(b: &B) {
         .list(&ListOptions {
             limit: Some(2),
             after: Some(ids[1].clone()),
+            ..ListOptions::default()
         })
         .await
         .unwrap();
@@ -469,7 +470,8 @@ pub async fn list_pages_in_creation_order<B: Backend>(b: &B) {
         store
             .list(&ListOptions {
                 limit: None,
-                after: Some("nothing".into())
+                after: Some("nothing".into()),
+                ..ListOptions::default()
             })
             .await,
         Err(Error::NotFound(_))

@@ -12,6 +12,7 @@
 mod conformance;
 mod crash;
 mod migrations;
+mod scopes;
 mod support;
 
 /// One `#[test]` per property and backend, so a failure names both.
@@ -47,4 +48,8 @@ for_each_backend! {
     canonical_messages_come_back_and_render_for_any_dialect => crate::conformance::canonical_messages_come_back_and_render_for_any_dialect,
     killed_writer_leaves_every_acknowledged_append_and_no_partial_one => crate::crash::killed_writer_leaves_every_acknowledged_append_and_no_partial_one,
     an_old_database_is_migrated_and_a_newer_one_refused => crate::migrations::an_old_database_is_migrated_and_a_newer_one_refused,
+    claim_creates_adopts_and_refuses => crate::scopes::claim_creates_adopts_and_refuses,
+    an_append_in_another_scope_writes_nothing => crate::scopes::an_append_in_another_scope_writes_nothing,
+    racing_claims_of_one_id_have_one_winner => crate::scopes::racing_claims_of_one_id_have_one_winner,
+    list_filters_by_scope_and_forks_keep_theirs => crate::scopes::list_filters_by_scope_and_forks_keep_theirs,
 }

@@ -37,6 +37,8 @@ pub async fn an_old_database_is_migrated_and_a_newer_one_refused<B: Backend>(b: 
     let store = b.open().await;
     let conv = store.info("kept").await.unwrap();
     assert_eq!(conv.last_sequence, 1);
+    // A conversation made before scopes belongs to nobody until a scope claims it.
+    assert_eq!(conv.scope, mend_store::UNSCOPED);
     let m = NewMessage::from_value(&json!({"role": "user", "content": "before"})).unwrap();
     let replayed = store
         .append(
@@ -49,6 +51,11 @@ pub async fn an_old_database_is_migrated_and_a_newer_one_refused<B: Backend>(b: 
     assert!(replayed.replayed, "{}: the v1 key replays", b.name());
     let before = store.load(&conv.id, Span::ALL).await.unwrap();
     assert_eq!(before[0].raw, m.json());
+    let (_, how) = store
+        .claim(&conv.id, "cred:0123", mend_store::Format::Any)
+        .await
+        .unwrap();
+    assert_eq!(how, mend_store::Claim::Adopted);
     drop(store);
     // A later migration that fails rolls back whole: the version stays, the data too.
     let failing = shipped_and(
