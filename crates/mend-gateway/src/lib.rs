@@ -50,6 +50,7 @@ mod proxy;
 pub mod store;
 mod stream;
 pub mod tap;
+pub mod telemetry;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -65,6 +66,7 @@ pub use config::{Config, ConfigError, Mode, Upstream};
 pub use exchange::{Conversations, Exchange, Kept, MemoryConversations};
 pub use metrics::Metrics;
 pub use tap::Tap;
+pub use telemetry::Telemetry;
 
 use proxy::Route;
 
@@ -112,6 +114,8 @@ pub(crate) struct Inner {
     pub(crate) conversations: Option<Arc<dyn Conversations>>,
     /// Appends to one conversation, one at a time.
     pub(crate) conversation_turns: Arc<exchange::Turns>,
+    /// Where spans go, when traces are on ([`Gateway::with_telemetry`]).
+    pub(crate) telemetry: std::sync::OnceLock<Telemetry>,
     /// Each dialect's base URL, parsed once (in `Dialect::ALL` order).
     bases: Vec<(Dialect, reqwest::Url)>,
     id_prefix: String,
@@ -228,6 +232,7 @@ impl Gateway {
                 tap,
                 conversations,
                 conversation_turns: Arc::default(),
+                telemetry: std::sync::OnceLock::new(),
                 bases,
                 id_prefix: format!("{}{}", base36(started), base36(u128::from(salt))),
                 next_id: AtomicU64::new(1),
@@ -243,6 +248,18 @@ impl Gateway {
     /// Its metrics.
     pub fn metrics(&self) -> &Metrics {
         &self.inner.metrics
+    }
+
+    /// Trace every exchange to `telemetry` (see [`telemetry`] and `proxy/observe.rs`
+    /// for the spans). A gateway takes one: a second is refused, and given back.
+    pub fn with_telemetry(self, telemetry: Telemetry) -> Result<Gateway, Telemetry> {
+        self.inner.telemetry.set(telemetry)?;
+        Ok(self)
+    }
+
+    /// Where its spans go, when traces are on.
+    pub fn telemetry(&self) -> Option<&Telemetry> {
+        self.inner.telemetry.get()
     }
 
     /// The tap file, when tapping.

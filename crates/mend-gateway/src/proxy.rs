@@ -13,6 +13,10 @@
 //! 6. [`respond`]: stream the answer back while a copy is kept, and once it ends tap it
 //!    and append the exchange to the conversation.
 //!
+//! [`observe`] runs alongside: it starts with the exchange (its span, when traces are
+//! on), hears from the stages (mode, verdict, heal, each upstream call) and, when the
+//! exchange ends, records its latency, logs its one `exchange` line and ends its spans.
+//!
 //! A stage that ends the exchange early (a bad header, a body too large, a rejection,
 //! the upstream unreachable) returns the gateway's own answer as its `Err`.
 //!
@@ -24,6 +28,7 @@
 mod act;
 mod capture;
 mod heal;
+mod observe;
 mod read;
 mod respond;
 mod tapping;
@@ -70,7 +75,10 @@ pub(crate) async fn forward(inner: Arc<Inner>, route: Route, req: Request) -> Re
     let ctx = Ctx::new(inner, route, parts);
     match run_stages(&ctx, body).await {
         Ok(resp) => resp,
-        Err(early) => *early,
+        Err(early) => {
+            observe::answered_early(&ctx, early.status());
+            *early
+        }
     }
 }
 
@@ -81,9 +89,11 @@ type Early = Box<Response>;
 /// The stages in order.
 async fn run_stages(ctx: &Ctx, body: Body) -> Result<Response, Early> {
     let mode = read::mode(ctx)?;
+    ctx.obs.mode(mode);
     let conversation = read::conversation(ctx, mode)?;
     let received = read::body(ctx, mode, body).await?;
     let mut verdict = verdict::judge_body(ctx, mode, &received);
+    ctx.obs.judged(&ctx.path, &ctx.headers, &verdict, &received);
     tapping::request(ctx, mode, &received, &verdict);
     if verdict.reject {
         return Err(Box::new(act::reject(ctx, mode, &verdict)));
@@ -91,6 +101,7 @@ async fn run_stages(ctx: &Ctx, body: Body) -> Result<Response, Early> {
     let conversation = capture::wanted(ctx, conversation, &mut verdict, received.len());
     let answer = act::send_upstream(ctx, mode, &verdict, &received).await?;
     let (answer, healed) = heal::after(ctx, mode, &received, answer).await?;
+    ctx.obs.healed(healed.as_ref());
     Ok(respond::stream_back(
         ctx,
         mode,
@@ -113,12 +124,22 @@ pub(super) struct Ctx {
     path: String,
     query: Option<String>,
     headers: HeaderMap,
+    /// What is seen of the exchange, for its latency, log line and spans.
+    obs: observe::Observed,
 }
 
 impl Ctx {
     fn new(inner: Arc<Inner>, route: Route, parts: axum::http::request::Parts) -> Ctx {
         let started = Instant::now();
         let id = inner.next_request_id();
+        let obs = observe::Observed::start(
+            &inner,
+            route,
+            &parts.method,
+            parts.uri.path(),
+            &parts.headers,
+            started,
+        );
         Ctx {
             inner,
             id,
@@ -128,6 +149,7 @@ impl Ctx {
             query: parts.uri.query().map(str::to_string),
             method: parts.method,
             headers: parts.headers,
+            obs,
         }
     }
 

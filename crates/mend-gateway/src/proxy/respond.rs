@@ -14,6 +14,7 @@ use mend::Dialect;
 
 use super::capture::{self, Capture};
 use super::heal::{rule_ids, Heal};
+use super::observe;
 use super::{header_str, is_hop_by_hop, stamp, tapping, Ctx};
 use crate::config::Mode;
 use crate::errors;
@@ -51,7 +52,7 @@ pub(super) fn stream_back(
                 .unwrap_or("")
                 .to_string(),
         });
-    let keep = ctx.inner.tap.is_some() || capture.is_some();
+    let keep = ctx.inner.tap.is_some() || capture.is_some() || ctx.obs.wants_body(status);
     let end = StreamEnd {
         inner: ctx.inner.clone(),
         id: ctx.id.clone(),
@@ -60,6 +61,7 @@ pub(super) fn stream_back(
         status,
         tap_headers: ctx.inner.tap.as_ref().map(|_| headers.clone()),
         capture,
+        observed: observe::hand_over(ctx, status, &headers),
     };
     let on_end = Box::new(move |seen: Seen| end.finish(seen)) as Box<dyn FnOnce(Seen) + Send>;
     let expected = answer.content_length();
@@ -149,6 +151,7 @@ struct StreamEnd {
     /// The headers for the tap (only when there is one).
     tap_headers: Option<HeaderMap>,
     capture: Option<Capture>,
+    observed: observe::Ending,
 }
 
 impl StreamEnd {
@@ -168,6 +171,7 @@ impl StreamEnd {
                 "response cut"
             ),
         }
+        self.observed.finish(Some(&seen));
         if let Some(headers) = self.tap_headers {
             tapping::upstream_response(inner, id, self.status, headers, &seen, self.started);
         }

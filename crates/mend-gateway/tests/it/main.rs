@@ -14,3 +14,4 @@ mod routing;
 mod secrets;
 mod streaming;
 mod support;
+mod traces;
