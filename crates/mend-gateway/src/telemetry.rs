@@ -206,11 +206,18 @@ fn check_endpoint(setting: &str, endpoint: &str) -> Result<(), TelemetryError> {
     if ok {
         return Ok(());
     }
+    // A value that is no URL may still hold user info (`//user:pw@host`): nothing
+    // before an `@` is shown.
+    let shown = strip_userinfo(e);
+    let shown = match shown.rsplit_once('@') {
+        Some((_, host)) => format!("…@{host}"),
+        None => shown,
+    };
     Err(TelemetryError {
         setting: setting.into(),
         reason: format!(
             "'{}' is not an http(s):// URL",
-            strip_userinfo(e).chars().take(200).collect::<String>()
+            shown.chars().take(200).collect::<String>()
         ),
     })
 }
