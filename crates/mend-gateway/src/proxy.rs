@@ -135,6 +135,7 @@ impl Ctx {
         let obs = observe::Observed::start(
             &inner,
             route,
+            &id,
             &parts.method,
             parts.uri.path(),
             &parts.headers,

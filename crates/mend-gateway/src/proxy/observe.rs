@@ -84,6 +84,7 @@ impl Observed {
     pub(super) fn start(
         inner: &Inner,
         route: Route,
+        id: &str,
         method: &Method,
         path: &str,
         headers: &HeaderMap,
@@ -114,6 +115,7 @@ impl Observed {
             let mut attributes = vec![
                 KeyValue::new("http.request.method", method.to_string()),
                 KeyValue::new("url.path", path.to_string()),
+                KeyValue::new("mend.request_id", id.to_string()),
             ];
             if route.judged {
                 attributes.push(KeyValue::new("gen_ai.operation.name", operation));

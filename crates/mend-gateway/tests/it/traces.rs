@@ -247,6 +247,10 @@ async fn an_exchange_is_one_genai_span_with_its_upstream_call_as_a_child() {
         sent.header("traceparent"),
         Some(format!("00-{INCOMING_TRACE}-{}-01", hex(&call.span_id)).as_str())
     );
+    assert_eq!(
+        attr(&exchange, "mend.request_id").as_deref(),
+        r.header("x-mend-request-id")
+    );
     println!("exchange span as received: {exchange:#?}");
 }
 
