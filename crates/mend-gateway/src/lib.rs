@@ -28,8 +28,10 @@
 //! verdict on one body, no I/O), `proxy` (one request end to end), `stream` (the
 //! pass-through body that keeps a copy), [`errors`] (answers in each provider's error
 //! shape), [`tap`] (the redacted JSONL debug tap), [`metrics`], [`exchange`]
-//! (conversation capture: what an exchange adds, read with `mend::canonical`) and
-//! [`store`] (the `mend-store` sink behind `x-mend-conversation`).
+//! (conversation capture: what an exchange adds, read with `mend::canonical`),
+//! [`store`] (the `mend-store` sink behind `x-mend-conversation`) and [`telemetry`]
+//! (OpenTelemetry traces over OTLP/HTTP, from the standard `OTEL_*` variables; the
+//! spans themselves are made by the proxy's observe stage).
 //!
 //! Invariants: the upstream host comes from configuration only; credentials
 //! (`Authorization`, `x-api-key`, `x-goog-api-key`, `api-key`, Gemini's `key=`, AWS's
