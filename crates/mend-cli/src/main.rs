@@ -173,6 +173,10 @@ enum Command {
             (off < observe < heal < repair < strict), and lower it only under --mode-header-lowers, \
             so a client cannot talk its way past a strict upstream; the response's \
             x-mend-mode says which mode applied.\n\n\
+            Traces: with OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) \
+            set, one OpenTelemetry span per exchange (GenAI conventions) and one per upstream \
+            call go over OTLP/HTTP; the standard OTEL_* variables apply. Logs: one line per \
+            exchange on stderr, as text or (--log-format json) one JSON object a line.\n\n\
             Settings come from --config FILE, then MEND_* variables, then flags.",
         after_help = "Example:\n  mend serve --mode repair\n  OPENAI_BASE_URL=http://127.0.0.1:8787/v1 python agent.py"
     )]

@@ -4,6 +4,11 @@
 //! Layers, each overriding the one before: defaults, `--config FILE` (or `MEND_CONFIG`),
 //! `MEND_*` variables, flags. It listens on 127.0.0.1:8787 unless told otherwise, and
 //! says so (and warns) when told to listen beyond loopback.
+//!
+//! Traces go over OTLP/HTTP when the standard `OTEL_EXPORTER_OTLP_*ENDPOINT` variables
+//! say where (`mend_gateway::telemetry`); what is left is sent once the server has
+//! drained. Logs are text, or with `--log-format json` one JSON object a line (the
+//! start-up lines too), never a credential or a body.
 
 use std::io;
 use std::net::SocketAddr;
@@ -14,7 +19,7 @@ use clap::Args;
 use mend::Dialect;
 use mend_gateway::config::{parse_listen, set_provider, strip_userinfo};
 use mend_gateway::ui::Inspector;
-use mend_gateway::{Config, Gateway, Mode};
+use mend_gateway::{Config, Gateway, Mode, Telemetry};
 
 use crate::printer::Printer;
 use crate::Status;
@@ -90,8 +95,12 @@ pub struct ServeArgs {
     /// Log level filter for stderr (error, warn, info, debug, trace, or a RUST_LOG-style filter)
     #[arg(long, value_name = "FILTER", default_value = "info")]
     log: String,
-    /// Log lines as JSON objects instead of text
-    #[arg(long)]
+    /// Log line format on stderr: text, or json (one JSON object a line, start-up lines
+    /// included)
+    #[arg(long, value_name = "FORMAT", value_parser = ["text", "json"], default_value = "text")]
+    log_format: String,
+    /// Same as --log-format json
+    #[arg(long, hide = true)]
     log_json: bool,
     /// Serve the conversation inspector at /ui over the --db store (needs --db). Without
     /// an admin token it answers on loopback only: on the gateway's address when that is
@@ -202,6 +211,9 @@ impl ServeArgs {
     }
 }
 
+/// How long the last spans may take to go out at exit.
+const TRACES_FLUSH: Duration = Duration::from_secs(5);
+
 pub fn run(args: ServeArgs, printer: &mut Printer) -> io::Result<Status> {
     let config = args
         .config()
@@ -213,20 +225,58 @@ pub fn run(args: ServeArgs, printer: &mut Printer) -> io::Result<Status> {
             return Ok(Status::BadInput);
         }
     };
-    if let Err(why) = init_logging(&args.log, args.log_json) {
+    let telemetry = match Telemetry::from_env() {
+        Ok(t) => t,
+        Err(why) => {
+            printer.err_line(&format!("mend serve: traces: {why}"));
+            return Ok(Status::BadInput);
+        }
+    };
+    let json = args.log_json || args.log_format == "json";
+    if let Err(why) = init_logging(&args.log, json) {
         printer.err_line(&format!("mend serve: --log: {why}"));
         return Ok(Status::BadInput);
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    runtime.block_on(serve(config, ui, printer))
+    let mut say = Say { printer, json };
+    let status = runtime.block_on(serve(config, ui, telemetry.clone(), &mut say));
+    // The server has drained: the last spans go out now, off the runtime.
+    drop(runtime);
+    if let Some(t) = telemetry {
+        if let Err(why) = t.shutdown(TRACES_FLUSH) {
+            say.line(&format!(
+                "mend serve: warning: traces not all sent to {}: {why}",
+                t.destination()
+            ));
+        }
+    }
+    status
+}
+
+/// The start-up lines: text on stderr, or log events when logs are JSON (so that every
+/// line of stderr is one JSON object).
+struct Say<'a> {
+    printer: &'a mut Printer,
+    json: bool,
+}
+
+impl Say<'_> {
+    fn line(&mut self, line: &str) {
+        if self.json {
+            tracing::info!("{line}");
+        } else {
+            self.printer.err_line(line);
+        }
+    }
 }
 
 async fn serve(
     config: Config,
     ui: Option<Option<SocketAddr>>,
-    printer: &mut Printer,
+    telemetry: Option<Telemetry>,
+    say: &mut Say<'_>,
 ) -> io::Result<Status> {
     let listen = config.listen;
     let store = config.db.as_deref().map(strip_userinfo);
@@ -234,32 +284,39 @@ async fn serve(
         (Some(_), Some(db)) => match Inspector::open(db, config.admin_token.clone()).await {
             Ok(i) => Some(i.with_tenant_header(config.tenant_header.clone())),
             Err(e) => {
-                printer.err_line(&format!("mend serve: the inspector: {e}"));
+                say.line(&format!("mend serve: the inspector: {e}"));
                 return Ok(Status::BadInput);
             }
         },
         _ => None,
     };
-    let gateway = match Gateway::open(config).await {
+    let mut gateway = match Gateway::open(config).await {
         Ok(g) => g,
         Err(e) => {
-            printer.err_line(&format!("mend serve: {e}"));
+            say.line(&format!("mend serve: {e}"));
             return Ok(Status::BadInput);
         }
     };
+    if let Some(t) = telemetry {
+        gateway = match gateway.with_telemetry(t) {
+            Ok(g) => g,
+            // A fresh gateway has none yet.
+            Err(_) => return Err(io::Error::other("the gateway already had telemetry")),
+        };
+    }
     let listener = match tokio::net::TcpListener::bind(listen).await {
         Ok(l) => l,
         Err(e) => {
-            printer.err_line(&format!("mend serve: cannot listen on {listen}: {e}"));
+            say.line(&format!("mend serve: cannot listen on {listen}: {e}"));
             return Ok(Status::BadInput);
         }
     };
     let bound = listener.local_addr()?;
-    printer.err_line(&format!("mend serve: listening on http://{bound}"));
+    say.line(&format!("mend serve: listening on http://{bound}"));
     for d in Dialect::ALL {
         let u = gateway.config().upstream(d);
         let provider = u.provider.as_deref().unwrap_or("default profile");
-        printer.err_line(&format!(
+        say.line(&format!(
             "  {:<17} -> {} ({}, {})",
             d.name(),
             u.display_url(),
@@ -272,15 +329,18 @@ async fn serve(
             Some(h) => format!("per tenant, from the {h} header"),
             None => "per upstream credential (hashed)".to_string(),
         };
-        printer.err_line(&format!(
+        say.line(&format!(
             "  conversations: {db} (x-mend-conversation), kept {scoped}"
         ));
     }
     if let Some(tap) = gateway.tap_path() {
-        printer.err_line(&format!("  tap: {}", tap.display()));
+        say.line(&format!("  tap: {}", tap.display()));
+    }
+    if let Some(t) = gateway.telemetry() {
+        say.line(&format!("  traces: {}", t.destination()));
     }
     if !bound.ip().is_loopback() {
-        printer.err_line(&format!(
+        say.line(&format!(
             "mend serve: warning: {} is reachable from other machines; the gateway has no \
              authentication of its own",
             bound.ip()
@@ -291,7 +351,7 @@ async fn serve(
     if let Some(inspector) = inspector {
         match ui.flatten() {
             None => {
-                printer.err_line(&crate::ui::access_line(
+                say.line(&crate::ui::access_line(
                     &format!("http://{bound}/ui"),
                     inspector.has_token(),
                 ));
@@ -301,12 +361,12 @@ async fn serve(
                 let l = match tokio::net::TcpListener::bind(addr).await {
                     Ok(l) => l,
                     Err(e) => {
-                        printer.err_line(&format!("mend serve: cannot listen on {addr}: {e}"));
+                        say.line(&format!("mend serve: cannot listen on {addr}: {e}"));
                         return Ok(Status::BadInput);
                     }
                 };
                 let at = l.local_addr()?;
-                printer.err_line(&crate::ui::access_line(
+                say.line(&crate::ui::access_line(
                     &format!("http://{at}/ui"),
                     inspector.has_token(),
                 ));

@@ -7,7 +7,12 @@
 //! Without Python or the registry the test says so and skips, except under `CI=true`,
 //! where it fails.
 //!
-//! Also checked: no credential reaches mend's log (at debug) or its tap.
+//! Also checked: no credential reaches mend's log (at debug) or its tap. And, without
+//! Python: `mend serve --log-format json` with the standard `OTEL_*` variables pointing
+//! at a local OTLP/HTTP (JSON) receiver writes one JSON object a line (the `exchange`
+//! line among them, no credential), and sends, when it stops, the exchange's GenAI span
+//! and its upstream call's, continuing the client's `traceparent` and carrying the
+//! call's upstream; traces configured beyond what mend offers stop it with the reason.
 
 #![allow(clippy::unwrap_used)]
 
@@ -103,24 +108,34 @@ struct Served {
 
 impl Served {
     fn start(upstream: &str, mode: &str, tap: &Path, store: &str) -> Served {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_mend"))
-            .args([
-                "serve",
-                "--listen",
-                "127.0.0.1:0",
-                "--mode",
-                mode,
-                "--log",
-                "debug",
-            ])
-            .arg("--tap")
-            .arg(tap)
-            .args(["--db", store])
+        let tap = tap.display().to_string();
+        Served::start_with(
+            upstream,
+            &[
+                "--mode", mode, "--log", "debug", "--tap", &tap, "--db", store,
+            ],
+            &[],
+        )
+    }
+
+    /// `mend serve` with these flags and variables (beside the upstreams and a free
+    /// port); no `OTEL_*` variable reaches it but those given.
+    fn start_with(upstream: &str, args: &[&str], vars: &[(&str, &str)]) -> Served {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_mend"));
+        cmd.args(["serve", "--listen", "127.0.0.1:0"])
+            .args(args)
             .env("MEND_OPENAI_BASE_URL", upstream)
             .env("MEND_ANTHROPIC_BASE_URL", upstream)
             .env("MEND_GEMINI_BASE_URL", upstream)
             .env_remove("MEND_CONFIG")
-            .env_remove("MEND_DB")
+            .env_remove("MEND_DB");
+        for (k, _) in std::env::vars() {
+            if k.starts_with("OTEL_") {
+                cmd.env_remove(k);
+            }
+        }
+        cmd.envs(vars.iter().copied());
+        let mut child = cmd
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -132,7 +147,10 @@ impl Served {
         let sink = stderr.clone();
         std::thread::spawn(move || {
             for line in lines.lines().map_while(Result::ok) {
-                if let Some(url) = line.strip_prefix("mend serve: listening on ") {
+                // A text line, or the message of a JSON one.
+                const SAYS: &str = "mend serve: listening on ";
+                if let Some(at) = line.find(SAYS) {
+                    let url = line[at + SAYS.len()..].split('"').next().unwrap_or("");
                     let _ = tx.send(url.to_string());
                 }
                 let mut s = sink.lock().unwrap();
@@ -385,4 +403,249 @@ async fn assert_kept(
     )
     .unwrap();
     assert!(report.valid(), "{conv}: {:?}", report.violations);
+}
+
+/// What a local OTLP/HTTP (JSON) receiver was sent: each request's headers and body.
+type Exports = Arc<Mutex<Vec<(axum::http::HeaderMap, Value)>>>;
+
+async fn otlp_json_receiver() -> (String, Exports, tokio::task::JoinHandle<()>) {
+    let got: Exports = Arc::default();
+    let sink = got.clone();
+    let router = axum::Router::new().route(
+        "/v1/traces",
+        axum::routing::post(
+            move |headers: axum::http::HeaderMap, body: axum::body::Bytes| {
+                let sink = sink.clone();
+                async move {
+                    let v: Value = serde_json::from_slice(&body).expect("OTLP JSON");
+                    sink.lock().unwrap().push((headers, v));
+                    ([("content-type", "application/json")], "{}")
+                }
+            },
+        ),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let task = tokio::spawn(async move {
+        axum::serve(listener, router).await.unwrap();
+    });
+    (url, got, task)
+}
+
+/// One HTTP/1.1 POST over a plain socket; the whole answer as text.
+fn post(base: &str, path: &str, headers: &[(&str, &str)], body: &str) -> String {
+    use std::io::{Read, Write};
+    let host = base.trim_start_matches("http://");
+    let mut s = std::net::TcpStream::connect(host).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    let mut req = format!(
+        "POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n",
+        body.len()
+    );
+    for (k, v) in headers {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    req.push_str("\r\n");
+    req.push_str(body);
+    s.write_all(req.as_bytes()).unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    out
+}
+
+/// An OTLP JSON attribute's value as text (`intValue` is a string in OTLP JSON).
+fn otlp_attr(span: &Value, key: &str) -> Option<String> {
+    let kv = span["attributes"]
+        .as_array()?
+        .iter()
+        .find(|kv| kv["key"] == key)?;
+    let v = &kv["value"];
+    ["stringValue", "intValue", "boolValue"]
+        .iter()
+        .find_map(|t| v.get(*t))
+        .map(|x| match x {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_logs_and_otlp_traces_from_mend_serve_as_a_user_starts_it() {
+    let upstream = mock::Mock::start().await;
+    let (otlp, exports, _receiver) = otlp_json_receiver().await;
+    const OTLP_TOKEN: &str = "otlp-SECRET-token-5150";
+    let headers_var = format!("authorization=Bearer%20{OTLP_TOKEN}");
+    let served = tokio::task::spawn_blocking({
+        let upstream = upstream.base_url();
+        let otlp = otlp.clone();
+        move || {
+            Served::start_with(
+                &upstream,
+                &["--mode", "repair", "--log-format", "json"],
+                &[
+                    ("OTEL_EXPORTER_OTLP_ENDPOINT", &otlp),
+                    ("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json"),
+                    ("OTEL_EXPORTER_OTLP_HEADERS", &headers_var),
+                    ("OTEL_SERVICE_NAME", "mend-e2e"),
+                ],
+            )
+        }
+    })
+    .await
+    .unwrap();
+    // A chat history whose call is never answered: repaired on the way.
+    let body = serde_json::json!({"model": "gpt-4o", "messages": [
+        {"role": "user", "content": "weather in Paris?"},
+        {"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function",
+            "function": {"name": "get_weather", "arguments": "{\"city\":\"Paris\"}"}}]},
+        {"role": "user", "content": "and?"}]})
+    .to_string();
+    let url = served.url.clone();
+    let answer = tokio::task::spawn_blocking(move || {
+        post(
+            &url,
+            "/v1/chat/completions",
+            &[
+                ("Authorization", &format!("Bearer {OPENAI_KEY}")),
+                (
+                    "traceparent",
+                    "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+                ),
+            ],
+            &body,
+        )
+    })
+    .await
+    .unwrap();
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    // SIGTERM: the server drains, then the spans go out before it exits (the batch
+    // processor's own schedule is 5 s, longer than this test waits).
+    let log = tokio::task::spawn_blocking(move || served.stop())
+        .await
+        .unwrap();
+
+    // Every line of stderr is one JSON object; the exchange line says what happened.
+    let lines: Vec<Value> = log
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect();
+    let exchange = lines
+        .iter()
+        .find(|l| l["fields"]["message"] == "exchange")
+        .unwrap_or_else(|| panic!("no exchange line in\n{log}"));
+    let f = &exchange["fields"];
+    assert_eq!(f["dialect"], "openai_chat", "{exchange}");
+    assert_eq!(f["mode"], "repair");
+    assert_eq!(f["outcome"], "repaired");
+    assert_eq!(f["status"], 200);
+    assert_eq!(f["violations"], 1);
+    assert_eq!(f["repairs"], 1);
+    assert_eq!(f["model"], "gpt-4o");
+    assert!(f["latency_ms"].as_f64().is_some_and(|ms| ms > 0.0));
+    assert!(f["request_id"].as_str().is_some_and(|id| !id.is_empty()));
+    assert_eq!(f["trace_id"], "4bf92f3577b34da6a3ce929d0e0e4736");
+    assert!(lines.iter().any(|l| l["fields"]["message"]
+        == "  traces: ".to_string() + &otlp + "/v1/traces (OTLP http/json)"));
+    for secret in [OPENAI_KEY, OTLP_TOKEN] {
+        assert!(!log.contains(secret), "{secret} in mend's log:\n{log}");
+    }
+
+    // The receiver got the spans, with the configured headers, service and attributes.
+    let exports = exports.lock().unwrap().clone();
+    assert!(!exports.is_empty(), "no spans exported; mend's log:\n{log}");
+    let mut spans = Vec::new();
+    for (headers, v) in &exports {
+        assert_eq!(
+            headers.get("authorization").and_then(|h| h.to_str().ok()),
+            Some(format!("Bearer {OTLP_TOKEN}").as_str())
+        );
+        for rs in v["resourceSpans"].as_array().unwrap() {
+            assert!(
+                rs["resource"]["attributes"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|kv| kv["key"] == "service.name"
+                        && kv["value"]["stringValue"] == "mend-e2e"),
+                "{rs}"
+            );
+            for ss in rs["scopeSpans"].as_array().unwrap() {
+                spans.extend(ss["spans"].as_array().unwrap().iter().cloned());
+            }
+        }
+    }
+    let server = spans
+        .iter()
+        .find(|s| s["kind"] == 2)
+        .unwrap_or_else(|| panic!("no SERVER span in {spans:#?}"));
+    let client = spans
+        .iter()
+        .find(|s| s["kind"] == 3)
+        .unwrap_or_else(|| panic!("no CLIENT span in {spans:#?}"));
+    assert_eq!(server["name"], "chat gpt-4o");
+    assert_eq!(server["traceId"], "4bf92f3577b34da6a3ce929d0e0e4736");
+    assert_eq!(server["parentSpanId"], "00f067aa0ba902b7");
+    assert_eq!(client["parentSpanId"], server["spanId"]);
+    for (k, v) in [
+        ("gen_ai.operation.name", "chat"),
+        ("gen_ai.provider.name", "openai"),
+        ("gen_ai.request.model", "gpt-4o"),
+        ("gen_ai.response.model", "gpt-4o"),
+        ("gen_ai.usage.input_tokens", "10"),
+        ("gen_ai.usage.output_tokens", "5"),
+        ("mend.mode", "repair"),
+        ("mend.violations", "1"),
+        ("mend.repairs", "1"),
+        ("mend.healed", "false"),
+    ] {
+        assert_eq!(otlp_attr(server, k).as_deref(), Some(v), "{k}: {server:#}");
+    }
+    println!("the exchange span as the receiver got it:\n{server:#}");
+    let received = upstream.last();
+    let tp = received
+        .header("traceparent")
+        .expect("traceparent upstream");
+    assert_eq!(
+        tp,
+        format!(
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-{}-01",
+            client["spanId"].as_str().unwrap()
+        )
+    );
+}
+
+#[test]
+fn traces_configured_beyond_what_mend_offers_stop_it_with_the_reason() {
+    let cases = [
+        (
+            vec![
+                ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4317"),
+                ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"),
+            ],
+            "mend serve: traces: OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' is not offered",
+        ),
+        (
+            vec![(
+                "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+                "//user:SECRET@collector/v1/traces",
+            )],
+            "mend serve: traces: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: '…@collector/v1/traces' is not an http(s):// URL",
+        ),
+    ];
+    for (vars, says) in cases {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_mend"));
+        cmd.args(["serve", "--listen", "127.0.0.1:0"])
+            .env_remove("MEND_CONFIG")
+            .stdin(Stdio::null());
+        for (k, _) in std::env::vars() {
+            if k.starts_with("OTEL_") {
+                cmd.env_remove(k);
+            }
+        }
+        let out = cmd.envs(vars).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains(says), "{stderr}");
+        assert!(!stderr.contains("SECRET"), "{stderr}");
+    }
 }

@@ -30,8 +30,10 @@
 //! shape), [`tap`] (the redacted JSONL debug tap), [`metrics`], [`exchange`]
 //! (conversation capture: what an exchange adds, read with `mend::canonical`),
 //! [`scope`] (whose a conversation is: a credential's hash, a tenant), [`store`] (the `mend-store` sink behind `x-mend-conversation`), [`ui`] (the
-//! conversation inspector at `/ui`, merged in by `mend serve --ui`) and [`admin`] (the
-//! admin token `/ui` and `/metrics` ask for when one is configured).
+//! conversation inspector at `/ui`, merged in by `mend serve --ui`), [`admin`] (the
+//! admin token `/ui` and `/metrics` ask for when one is configured) and [`telemetry`]
+//! (OpenTelemetry traces over OTLP/HTTP, from the standard `OTEL_*` variables; the
+//! spans themselves are made by the proxy's observe stage).
 //!
 //! Invariants: the upstream host comes from configuration only; credentials
 //! (`Authorization`, `x-api-key`, `x-goog-api-key`, `api-key`, Gemini's `key=`, AWS's
@@ -57,6 +59,7 @@ pub mod scope;
 pub mod store;
 mod stream;
 pub mod tap;
+pub mod telemetry;
 pub mod ui;
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -73,6 +76,7 @@ pub use config::{Config, ConfigError, Mode, Upstream};
 pub use exchange::{Claim, Conversations, Exchange, Kept, MemoryConversations};
 pub use metrics::Metrics;
 pub use tap::Tap;
+pub use telemetry::Telemetry;
 
 use proxy::Route;
 
@@ -120,6 +124,8 @@ pub(crate) struct Inner {
     pub(crate) conversations: Option<Arc<dyn Conversations>>,
     /// Appends to one conversation, one at a time.
     pub(crate) conversation_turns: Arc<exchange::Turns>,
+    /// Where spans go, when traces are on ([`Gateway::with_telemetry`]).
+    pub(crate) telemetry: std::sync::OnceLock<Telemetry>,
     /// Each dialect's base URL, parsed once (in `Dialect::ALL` order).
     bases: Vec<(Dialect, reqwest::Url)>,
     id_prefix: String,
@@ -236,6 +242,7 @@ impl Gateway {
                 tap,
                 conversations,
                 conversation_turns: Arc::default(),
+                telemetry: std::sync::OnceLock::new(),
                 bases,
                 id_prefix: format!("{}{}", base36(started), base36(u128::from(salt))),
                 next_id: AtomicU64::new(1),
@@ -251,6 +258,18 @@ impl Gateway {
     /// Its metrics.
     pub fn metrics(&self) -> &Metrics {
         &self.inner.metrics
+    }
+
+    /// Trace every exchange to `telemetry` (see [`telemetry`] and `proxy/observe.rs`
+    /// for the spans). A gateway takes one: a second is refused, and given back.
+    pub fn with_telemetry(self, telemetry: Telemetry) -> Result<Gateway, Telemetry> {
+        self.inner.telemetry.set(telemetry)?;
+        Ok(self)
+    }
+
+    /// Where its spans go, when traces are on.
+    pub fn telemetry(&self) -> Option<&Telemetry> {
+        self.inner.telemetry.get()
     }
 
     /// The tap file, when tapping.

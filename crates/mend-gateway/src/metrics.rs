@@ -13,22 +13,33 @@
 //! | `mend_heals_total` (heal mode: an upstream error recognized as a history error) | `dialect`, `rule` (the most specific rule recognized), `outcome` (`healed`, `failed`: the retry was refused too, `unrepairable`: repair could not make the body valid, `sigv4`: the body is signed, not retried) |
 //! | `mend_upstream_responses_total` | `dialect`, `status` |
 //! | `mend_upstream_latency_seconds` (histogram: request sent to response head) | `dialect` |
+//! | `mend_request_latency_seconds` (histogram: the whole exchange, request head in to the response's last byte out) | `dialect`, `mode` (the one applied), `status` (`2xx`, `3xx`, `4xx`, `5xx`) |
 //! | `mend_request_bytes_total` (as received) / `mend_upstream_request_bytes_total` (as sent) | `dialect` |
 //! | `mend_response_bytes_total` | `dialect` |
-//! | `mend_store_appends_total` | `outcome` (`ok`, `already_stored`, `diverged`, `error`, `incomplete`, `unreadable`, `not_captured`) |
+//! | `mend_store_appends_total` | `outcome` (`ok`, `already_stored`, `diverged`, `error`, `incomplete`, `unreadable`, `not_captured`, `claim_error`) |
 //! | `mend_capture_failures_total` (an answer whose end went out without its exchange committed) | `reason` (`store`, `timeout`, `unreadable`, `too_large`) |
 //! | `mend_tap_dropped_total` | |
+//!
+//! Every family is shown from start-up, before the first request. What "at zero" means
+//! depends on whether its label values are known then: the families keyed by `dialect`
+//! alone (the byte counters, `mend_upstream_latency_seconds`), the unlabelled one and
+//! `mend_store_appends_total` and `mend_capture_failures_total` (their outcomes and
+//! reasons are fixed) have a series at zero for each
+//! value; the others, keyed also by what only a request shows (a mode it asked for, an
+//! outcome, a rule, a status), show their `# HELP` and `# TYPE` lines, and each series
+//! from the first time it is counted.
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use mend::Dialect;
 use metrics::{counter, histogram, with_local_recorder};
 use metrics_exporter_prometheus::{
     Matcher, PrometheusBuilder, PrometheusHandle, PrometheusRecorder,
 };
 
 /// Every metric name, with its help text.
-pub const NAMES: [(&str, &str); 13] = [
+pub const NAMES: [(&str, &str); 14] = [
     (
         "mend_requests_total",
         "Requests by dialect, mode and outcome",
@@ -58,6 +69,10 @@ pub const NAMES: [(&str, &str); 13] = [
         "Time from sending a request upstream to its response head",
     ),
     (
+        "mend_request_latency_seconds",
+        "Time from a request's head in to its response's last byte out, by dialect, mode and status class",
+    ),
+    (
         "mend_request_bytes_total",
         "Request body bytes received from clients",
     ),
@@ -82,6 +97,21 @@ pub const NAMES: [(&str, &str); 13] = [
         "Tap records dropped because the writer fell behind",
     ),
 ];
+
+/// The outcomes of `mend_store_appends_total`, each at zero from start-up.
+const STORE_OUTCOMES: [&str; 8] = [
+    "ok",
+    "already_stored",
+    "diverged",
+    "error",
+    "incomplete",
+    "unreadable",
+    "not_captured",
+    "claim_error",
+];
+
+/// The reasons of `mend_capture_failures_total`, each at zero from start-up.
+const CAPTURE_FAILURES: [&str; 4] = ["store", "timeout", "unreadable", "too_large"];
 
 /// Latency buckets, in seconds: 1 ms to 10 minutes.
 const LATENCY_BUCKETS: [f64; 16] = [
@@ -109,13 +139,13 @@ impl Default for Metrics {
 }
 
 impl Metrics {
-    /// A fresh recorder.
+    /// A fresh recorder, every family described and, where its label values are known
+    /// now, at zero (see the module's doc).
     pub fn new() -> Metrics {
         let builder = PrometheusBuilder::new();
-        let builder = match builder.set_buckets_for_metric(
-            Matcher::Full("mend_upstream_latency_seconds".to_string()),
-            &LATENCY_BUCKETS,
-        ) {
+        let builder = match builder
+            .set_buckets_for_metric(Matcher::Suffix("_seconds".to_string()), &LATENCY_BUCKETS)
+        {
             Ok(b) => b,
             // Only fails on an empty bucket list, which LATENCY_BUCKETS is not.
             Err(_) => PrometheusBuilder::new(),
@@ -128,13 +158,31 @@ impl Metrics {
         };
         m.with(|| {
             for (name, help) in NAMES {
-                metrics::describe_counter!(name, help);
+                if is_histogram(name) {
+                    metrics::describe_histogram!(name, metrics::Unit::Seconds, help);
+                } else {
+                    metrics::describe_counter!(name, help);
+                }
             }
-            metrics::describe_histogram!(
-                "mend_upstream_latency_seconds",
-                metrics::Unit::Seconds,
-                "Time from sending a request upstream to its response head"
-            );
+            for d in Dialect::ALL {
+                let dialect = d.name();
+                for name in [
+                    "mend_request_bytes_total",
+                    "mend_upstream_request_bytes_total",
+                    "mend_response_bytes_total",
+                ] {
+                    counter!(name, "dialect" => dialect).increment(0);
+                }
+                // Registering a histogram shows it with no observations.
+                let _ = histogram!("mend_upstream_latency_seconds", "dialect" => dialect);
+            }
+            for reason in CAPTURE_FAILURES {
+                counter!("mend_capture_failures_total", "reason" => reason).increment(0);
+            }
+            for outcome in STORE_OUTCOMES {
+                counter!("mend_store_appends_total", "outcome" => outcome).increment(0);
+            }
+            counter!("mend_tap_dropped_total").increment(0);
         });
         m
     }
@@ -143,10 +191,25 @@ impl Metrics {
         with_local_recorder(self.recorder.as_ref(), f)
     }
 
-    /// The Prometheus text exposition.
+    /// The Prometheus text exposition: every family, those not counted yet by their
+    /// `# HELP` and `# TYPE` lines.
     pub fn render(&self) -> String {
         self.handle.run_upkeep();
-        self.handle.render()
+        let mut text = self.handle.render();
+        for (name, help) in NAMES {
+            if !text.contains(&format!("# TYPE {name} ")) {
+                let kind = if is_histogram(name) {
+                    "histogram"
+                } else {
+                    "counter"
+                };
+                if !text.is_empty() && !text.ends_with('\n') {
+                    text.push('\n');
+                }
+                text.push_str(&format!("# HELP {name} {help}\n# TYPE {name} {kind}\n"));
+            }
+        }
+        text
     }
 
     /// One request handled.
@@ -203,6 +266,28 @@ impl Metrics {
         });
     }
 
+    /// One exchange ended: its whole time, by the mode applied and the class of the
+    /// status the client got.
+    pub fn exchange(
+        &self,
+        dialect: &'static str,
+        mode: &'static str,
+        status: u16,
+        latency: Duration,
+    ) {
+        let class = match status {
+            200..=299 => "2xx",
+            300..=399 => "3xx",
+            400..=499 => "4xx",
+            500..=599 => "5xx",
+            _ => "other",
+        };
+        self.with(|| {
+            histogram!("mend_request_latency_seconds", "dialect" => dialect, "mode" => mode, "status" => class)
+                .record(latency.as_secs_f64());
+        });
+    }
+
     /// Request body sizes: as received, and as forwarded.
     pub fn request_bytes(&self, dialect: &'static str, received: usize, sent: usize) {
         self.with(|| {
@@ -233,4 +318,9 @@ impl Metrics {
     pub fn tap_dropped(&self) {
         self.with(|| counter!("mend_tap_dropped_total").increment(1));
     }
+}
+
+/// The latency families are the ones in seconds.
+fn is_histogram(name: &str) -> bool {
+    name.ends_with("_seconds")
 }

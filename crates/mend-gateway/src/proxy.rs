@@ -16,6 +16,10 @@
 //!    an exchange kept for its conversation is committed before the answer's end goes
 //!    out ([`durable`]).
 //!
+//! [`observe`] runs alongside: it starts with the exchange (its span, when traces are
+//! on), hears from the stages (mode, verdict, heal, each upstream call) and, when the
+//! exchange ends, records its latency, logs its one `exchange` line and ends its spans.
+//!
 //! A stage that ends the exchange early (a bad header, a body too large, a rejection,
 //! the upstream unreachable) returns the gateway's own answer as its `Err`.
 //!
@@ -28,6 +32,7 @@ mod act;
 mod capture;
 mod durable;
 mod heal;
+mod observe;
 mod read;
 mod respond;
 mod scope;
@@ -75,7 +80,10 @@ pub(crate) async fn forward(inner: Arc<Inner>, route: Route, req: Request) -> Re
     let ctx = Ctx::new(inner, route, parts);
     match run_stages(&ctx, body).await {
         Ok(resp) => resp,
-        Err(early) => *early,
+        Err(early) => {
+            observe::answered_early(&ctx, early.status());
+            *early
+        }
     }
 }
 
@@ -86,9 +94,11 @@ type Early = Box<Response>;
 /// The stages in order.
 async fn run_stages(ctx: &Ctx, body: Body) -> Result<Response, Early> {
     let mode = read::mode(ctx)?;
+    ctx.obs.mode(mode);
     let conversation = read::conversation(ctx, mode)?;
     let received = read::body(ctx, mode, body).await?;
     let mut verdict = verdict::judge_body(ctx, mode, &received);
+    ctx.obs.judged(&ctx.path, &ctx.headers, &verdict, &received);
     tapping::request(ctx, mode, &received, &verdict);
     if verdict.reject {
         return Err(Box::new(act::reject(ctx, mode, &verdict)));
@@ -97,6 +107,7 @@ async fn run_stages(ctx: &Ctx, body: Body) -> Result<Response, Early> {
     let conversation = scope::claim(ctx, mode, conversation).await?;
     let answer = act::send_upstream(ctx, mode, &verdict, &received).await?;
     let (answer, healed) = heal::after(ctx, mode, &received, answer).await?;
+    ctx.obs.healed(healed.as_ref());
     Ok(respond::stream_back(ctx, mode, verdict, healed, received, conversation, answer).await)
 }
 
@@ -113,12 +124,23 @@ pub(super) struct Ctx {
     headers: HeaderMap,
     /// The caller's scope, once the scope stage has claimed a conversation for it.
     scope: std::sync::OnceLock<String>,
+    /// What is seen of the exchange, for its latency, log line and spans.
+    obs: observe::Observed,
 }
 
 impl Ctx {
     fn new(inner: Arc<Inner>, route: Route, parts: axum::http::request::Parts) -> Ctx {
         let started = Instant::now();
         let id = inner.next_request_id();
+        let obs = observe::Observed::start(
+            &inner,
+            route,
+            &id,
+            &parts.method,
+            parts.uri.path(),
+            &parts.headers,
+            started,
+        );
         Ctx {
             inner,
             id,
@@ -129,6 +151,7 @@ impl Ctx {
             method: parts.method,
             headers: parts.headers,
             scope: std::sync::OnceLock::new(),
+            obs,
         }
     }
 

@@ -19,7 +19,7 @@ pub(super) fn reject(ctx: &Ctx, mode: Mode, verdict: &Verdict) -> Response {
     ctx.inner
         .metrics
         .request(dname, mode.name(), verdict.outcome);
-    tracing::info!(
+    tracing::debug!(
         request_id = %ctx.id, dialect = dname, mode = mode.name(), path = %ctx.path,
         outcome = verdict.outcome, status = 400u16,
         rules = %rule_list(&verdict.found),
@@ -62,7 +62,7 @@ pub(super) async fn send_upstream(
     };
     let status = answer.status();
     inner.metrics.request(dname, mode.name(), verdict.outcome);
-    tracing::info!(
+    tracing::debug!(
         request_id = %ctx.id, dialect = dname, mode = mode.name(), path = %ctx.path,
         outcome = verdict.outcome, status = status.as_u16(),
         upstream_ms = latency.as_secs_f64() * 1000.0,
@@ -112,17 +112,27 @@ async fn post(ctx: &Ctx, sent: Bytes) -> Result<(reqwest::Response, Duration), r
         &ctx.path,
         ctx.query.as_deref(),
     );
+    let mut headers = forward_headers(&ctx.headers);
+    ctx.obs
+        .upstream_call(inner.base_url(ctx.dialect()), &ctx.method, &mut headers);
     let mut out = inner
         .client
         .request(ctx.method.clone(), url)
-        .headers(forward_headers(&ctx.headers))
+        .headers(headers)
         .header(header::ACCEPT_ENCODING, "identity");
     if !(sent.is_empty() && matches!(ctx.method, Method::GET | Method::HEAD)) {
         out = out.body(sent);
     }
     let asked = Instant::now();
-    let answer = out.send().await?;
+    let answer = out.send().await;
     let latency = asked.elapsed();
+    ctx.obs.upstream_answered(match &answer {
+        Ok(a) => Ok((a.status(), latency)),
+        Err(e) if e.is_timeout() => Err("upstream_timeout"),
+        Err(e) if e.is_connect() => Err("upstream_unreachable"),
+        Err(_) => Err("upstream_error"),
+    });
+    let answer = answer?;
     inner
         .metrics
         .upstream(ctx.dname(), answer.status().as_u16(), latency);

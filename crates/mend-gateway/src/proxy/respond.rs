@@ -15,6 +15,7 @@ use mend::Dialect;
 use super::capture::Capture;
 use super::durable::{self, Held};
 use super::heal::{rule_ids, Heal};
+use super::observe;
 use super::{header_str, is_hop_by_hop, stamp, tapping, Ctx};
 use crate::config::Mode;
 use crate::errors;
@@ -62,9 +63,12 @@ pub(super) async fn stream_back(
         started: ctx.started,
         status,
         tap_headers: ctx.inner.tap.as_ref().map(|_| headers.clone()),
+        observed: observe::hand_over(ctx, status, &headers),
     };
     let on_end = Box::new(move |seen: Seen| end.finish(seen)) as Box<dyn FnOnce(Seen) + Send>;
-    let tee = Tee::new(body, expected, ctx.inner.tap.is_some(), COPY_CAP, on_end);
+    // A copy is kept for the tap, and for the trace's usage when there is a trace.
+    let copy = ctx.inner.tap.is_some() || ctx.obs.wants_body(status);
+    let tee = Tee::new(body, expected, copy, COPY_CAP, on_end);
     let mut resp = Response::new(match watch {
         Some(watch) => Body::from_stream(Held::new(tee, watch)),
         None => Body::from_stream(tee),
@@ -151,6 +155,7 @@ struct StreamEnd {
     status: StatusCode,
     /// The headers for the tap (only when there is one).
     tap_headers: Option<HeaderMap>,
+    observed: observe::Ending,
 }
 
 impl StreamEnd {
@@ -170,6 +175,7 @@ impl StreamEnd {
                 "response cut"
             ),
         }
+        self.observed.finish(Some(&seen));
         if let Some(headers) = self.tap_headers {
             tapping::upstream_response(inner, id, self.status, headers, &seen, self.started);
         }

@@ -16,4 +16,5 @@ mod scoping;
 mod secrets;
 mod streaming;
 mod support;
+mod traces;
 mod ui;

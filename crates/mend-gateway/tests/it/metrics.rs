@@ -32,6 +32,8 @@ async fn metrics_count_what_happened() {
         r#"mend_repairs_total{dialect="openai_chat",rule="tool-call-without-result"} 1"#,
         r#"mend_upstream_responses_total{dialect="openai_chat",status="200"} 2"#,
         r#"mend_upstream_latency_seconds_count{dialect="openai_chat"} 2"#,
+        r#"mend_request_latency_seconds_count{dialect="openai_chat",mode="repair",status="2xx"} 2"#,
+        r#"mend_request_latency_seconds_count{dialect="anthropic",mode="strict",status="4xx"} 1"#,
         "# HELP mend_requests_total",
     ] {
         assert!(text.contains(line), "missing {line} in\n{text}");
@@ -47,4 +49,64 @@ async fn metrics_count_what_happened() {
     let expect = bodies::unanswered(d).to_string().len() + bodies::valid(d).to_string().len();
     assert_eq!(n as usize, expect);
     assert!(text.contains(r#"mend_response_bytes_total{dialect="openai_chat"}"#));
+}
+
+#[tokio::test]
+async fn every_family_is_shown_before_the_first_request() {
+    let app = app(Gateway::new(mend_gateway::Config::default()).unwrap());
+    let r = send(&app, Request::get("/metrics").body(Body::empty()).unwrap()).await;
+    assert_eq!(r.status, 200);
+    let text = r.text();
+    for (name, help) in mend_gateway::metrics::NAMES {
+        let help_line = format!("# HELP {name} {help}");
+        let kind = if name.ends_with("_seconds") {
+            "histogram"
+        } else {
+            "counter"
+        };
+        let type_line = format!("# TYPE {name} {kind}");
+        for line in [help_line, type_line] {
+            assert_eq!(
+                text.lines().filter(|l| **l == *line).count(),
+                1,
+                "{line} once in\n{text}"
+            );
+        }
+    }
+    // At zero where the label values are known at start-up.
+    let mut zero = vec![
+        "mend_tap_dropped_total 0".to_string(),
+        r#"mend_store_appends_total{outcome="ok"} 0"#.to_string(),
+        r#"mend_store_appends_total{outcome="error"} 0"#.to_string(),
+    ];
+    for d in Dialect::ALL {
+        let d = d.name();
+        zero.push(format!(r#"mend_request_bytes_total{{dialect="{d}"}} 0"#));
+        zero.push(format!(
+            r#"mend_upstream_request_bytes_total{{dialect="{d}"}} 0"#
+        ));
+        zero.push(format!(r#"mend_response_bytes_total{{dialect="{d}"}} 0"#));
+        zero.push(format!(
+            r#"mend_upstream_latency_seconds_count{{dialect="{d}"}} 0"#
+        ));
+    }
+    for line in &zero {
+        assert!(text.lines().any(|l| l == line), "missing {line} in\n{text}");
+    }
+    // Every sample line is `name{labels} number`, of a family that was described.
+    for l in text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+    {
+        let (series, value) = l.rsplit_once(' ').unwrap();
+        assert!(value.parse::<f64>().is_ok(), "{l}");
+        let name = series.split('{').next().unwrap();
+        assert!(
+            mend_gateway::metrics::NAMES.iter().any(|(n, _)| name == *n
+                || ["_bucket", "_sum", "_count"]
+                    .iter()
+                    .any(|s| name.strip_suffix(s) == Some(*n))),
+            "{l}: an undescribed series"
+        );
+    }
 }

@@ -10,3 +10,4 @@ mod next_cases;
 mod properties;
 mod recognize;
 mod support;
+mod usage;

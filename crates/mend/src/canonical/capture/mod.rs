@@ -47,6 +47,59 @@ pub struct Reply {
     pub unknown: Vec<Value>,
 }
 
+/// What a response says it used, and which model answered: as far as it says (a chat
+/// stream carries usage only when asked with `stream_options.include_usage`; a Converse
+/// response names no model). Read from a [`Reply`]'s fields with [`Reply::usage`], each
+/// dialect's field names in its own capture module.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Usage {
+    /// Input tokens, those read from or written to a prompt cache included.
+    pub input_tokens: Option<u64>,
+    /// Output tokens, reasoning (thinking) tokens included.
+    pub output_tokens: Option<u64>,
+    /// The model that answered, as the provider names it.
+    pub model: Option<String>,
+    /// The provider's id for the response.
+    pub response_id: Option<String>,
+}
+
+impl Reply {
+    /// The usage and the model the response reports, read from its fields
+    /// ([`Reply::meta`]) by the dialect's rules.
+    pub fn usage(&self, dialect: Dialect) -> Usage {
+        match dialect {
+            Dialect::OpenAiChat => openai_chat::usage(&self.meta),
+            Dialect::OpenAiResponses => openai_responses::usage(&self.meta),
+            Dialect::Anthropic => anthropic::usage(&self.meta),
+            Dialect::Gemini => gemini::usage(&self.meta),
+            Dialect::BedrockConverse => bedrock_converse::usage(&self.meta),
+        }
+    }
+}
+
+/// A count at a pointer (`/usage/input_tokens`) into a reply's fields.
+pub(crate) fn count_at(meta: &Extra, pointer: &str) -> Option<u64> {
+    let mut keys = pointer.split('/').filter(|k| !k.is_empty());
+    let mut v = meta.get(keys.next()?)?;
+    for k in keys {
+        v = v.get(k)?;
+    }
+    v.as_u64()
+}
+
+/// The sum of the counts found at some pointers, `None` when none is there.
+pub(crate) fn sum_at(meta: &Extra, pointers: &[&str]) -> Option<u64> {
+    pointers
+        .iter()
+        .filter_map(|p| count_at(meta, p))
+        .reduce(u64::saturating_add)
+}
+
+/// A string field of a reply.
+pub(crate) fn string_at(meta: &Extra, key: &str) -> Option<String> {
+    meta.get(key).and_then(Value::as_str).map(str::to_string)
+}
+
 /// What went wrong with a response or stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum CaptureErrorKind {

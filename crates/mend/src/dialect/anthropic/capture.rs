@@ -8,6 +8,7 @@
 //! finished block is read with the request reader, so a streamed message equals the
 //! non-streamed one; a tool call keeps the raw `partial_json` as its arguments.
 
+use crate::canonical::capture::{count_at, string_at, sum_at, Usage};
 use serde_json::{Map, Value};
 
 use super::canonical::{read_block, read_message};
@@ -279,4 +280,22 @@ fn finish_block(b: Block) -> Part {
         c.arguments = b.json;
     }
     part
+}
+
+/// Usage of a Messages response or stream: `input_tokens` leaves out the tokens read
+/// from and written to the cache, which are added.
+pub(crate) fn usage(meta: &Map<String, Value>) -> Usage {
+    Usage {
+        input_tokens: sum_at(
+            meta,
+            &[
+                "/usage/input_tokens",
+                "/usage/cache_creation_input_tokens",
+                "/usage/cache_read_input_tokens",
+            ],
+        ),
+        output_tokens: count_at(meta, "/usage/output_tokens"),
+        model: string_at(meta, "model"),
+        response_id: string_at(meta, "id"),
+    }
 }

@@ -24,6 +24,7 @@
 //! in the same message, citations and any block this crate does not model are kept
 //! verbatim as opaque parts.
 
+use crate::canonical::capture::{count_at, sum_at, Usage};
 use serde_json::{Map, Value};
 
 use crate::canonical::capture::{
@@ -410,6 +411,25 @@ fn finish_block(b: Block) -> Value {
             r.insert("content".into(), Value::Array(b.tool_result));
             obj("toolResult", Value::Object(r))
         }
+    }
+}
+
+/// Usage of a Converse response or stream (its `metadata` event): `inputTokens` leaves
+/// out the cache's reads and writes, which are added. A Converse answer names no model
+/// (it is in the request's path) and has no id.
+pub(crate) fn usage(meta: &Map<String, Value>) -> Usage {
+    Usage {
+        input_tokens: sum_at(
+            meta,
+            &[
+                "/usage/inputTokens",
+                "/usage/cacheReadInputTokens",
+                "/usage/cacheWriteInputTokens",
+            ],
+        ),
+        output_tokens: count_at(meta, "/usage/outputTokens"),
+        model: None,
+        response_id: None,
     }
 }
 

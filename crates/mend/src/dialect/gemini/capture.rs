@@ -10,6 +10,7 @@
 //! a candidate has a `finishReason`. A body that is a JSON array (`streamGenerateContent`
 //! without `alt=sse`) is read the same way.
 
+use crate::canonical::capture::{count_at, string_at, sum_at, Usage};
 use serde_json::{Map, Value};
 
 use super::canonical::read_content;
@@ -432,4 +433,21 @@ fn parse_path(path: &str) -> Option<Vec<Seg>> {
         }
     }
     Some(out)
+}
+
+/// Usage of a Gemini response or stream: `promptTokenCount` counts cached content
+/// already; thoughts are counted apart from the candidates and added to the output.
+pub(crate) fn usage(meta: &Map<String, Value>) -> Usage {
+    Usage {
+        input_tokens: count_at(meta, "/usageMetadata/promptTokenCount"),
+        output_tokens: sum_at(
+            meta,
+            &[
+                "/usageMetadata/candidatesTokenCount",
+                "/usageMetadata/thoughtsTokenCount",
+            ],
+        ),
+        model: string_at(meta, "modelVersion"),
+        response_id: string_at(meta, "responseId"),
+    }
 }

@@ -11,6 +11,7 @@
 //! `data: [DONE]`, or when every choice has a `finish_reason` (streams recorded without
 //! the terminator).
 
+use crate::canonical::capture::{count_at, string_at, Usage};
 use serde_json::{Map, Value};
 
 use super::canonical::read_message;
@@ -335,4 +336,14 @@ fn wire_message(c: Choice) -> Map<String, Value> {
     }
     m.extend(c.extra);
     m
+}
+
+/// Usage of a chat response or stream (`prompt_tokens` counts cached ones already).
+pub(crate) fn usage(meta: &Map<String, Value>) -> Usage {
+    Usage {
+        input_tokens: count_at(meta, "/usage/prompt_tokens"),
+        output_tokens: count_at(meta, "/usage/completion_tokens"),
+        model: string_at(meta, "model"),
+        response_id: string_at(meta, "id"),
+    }
 }

@@ -9,6 +9,7 @@
 //! provider errors; a stream without `response.completed` / `response.incomplete` is
 //! truncated.
 
+use crate::canonical::capture::{count_at, string_at, Usage};
 use serde_json::{Map, Value};
 
 use super::canonical::read_item;
@@ -339,4 +340,15 @@ fn rebuild(it: Item) -> Value {
         _ => {}
     }
     Value::Object(item)
+}
+
+/// Usage of a Responses response or stream (`input_tokens` counts cached ones already,
+/// `output_tokens` reasoning ones).
+pub(crate) fn usage(meta: &Map<String, Value>) -> Usage {
+    Usage {
+        input_tokens: count_at(meta, "/usage/input_tokens"),
+        output_tokens: count_at(meta, "/usage/output_tokens"),
+        model: string_at(meta, "model"),
+        response_id: string_at(meta, "id"),
+    }
 }
