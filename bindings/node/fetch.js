@@ -30,7 +30,7 @@ module.exports = function makeMendFetch(mend) {
     mend.repair('{"messages": [{"role": "user", "content": "x"}]}', { missingResult, orphanResult })
 
     async function fetchWithMend(input, init) {
-      const req = await readRequest(input, init)
+      const req = await readRequest(input, init, mend.endpointDialect)
       if (!req) return inner(input, init)
       const { url, method, dialect, endpoint } = req
       const event = { mode, method, url, dialect, violations: [], edits: [], unrepairable: [] }
@@ -108,7 +108,7 @@ function describe(violations) {
 }
 
 /** What mendFetch judges of a request: null when it is not a POST to a history endpoint. */
-async function readRequest(input, init) {
+async function readRequest(input, init, endpointDialect) {
   const isRequest = typeof Request !== 'undefined' && input instanceof Request
   const url = typeof input === 'string' ? input : input instanceof URL ? input.href : isRequest ? input.url : String(input)
   const method = String(init?.method ?? (isRequest ? input.method : 'GET')).toUpperCase()
@@ -119,7 +119,6 @@ async function readRequest(input, init) {
   } catch {
     endpoint = url.split('?')[0]
   }
-  const { endpointDialect } = require('./index.js')
   const dialect = endpointDialect(endpoint)
   if (!dialect) return null
   const headers = new Headers(init?.headers ?? (isRequest ? input.headers : undefined))
