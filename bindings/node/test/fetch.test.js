@@ -1,5 +1,6 @@
 // mendFetch with the real SDKs from the registry (openai, @anthropic-ai/sdk, the AI SDK's
-// createOpenAI) against a mock upstream on 127.0.0.1: the body that arrives is asserted
+// createOpenAI, on chat and on the Responses API) against a mock upstream on 127.0.0.1:
+// the body that arrives is asserted
 // exactly. A history with an orphan tool result goes out repaired in repair mode; strict
 // mode throws InvalidHistory and nothing reaches the mock; streams come back whole.
 'use strict'
@@ -183,6 +184,29 @@ test('AI SDK createOpenAI({ fetch }): repair sends exactly the repaired body; st
   const streamedBody = JSON.parse(mock.requests[0].text)
   assert.equal(streamedBody.stream, true)
   assert.ok(!streamedBody.messages.some((m) => m.role === 'tool'))
+})
+
+test('AI SDK on the Responses API: the orphan function_call_output goes out dropped', async () => {
+  const { createOpenAI } = await import('@ai-sdk/openai')
+  const { generateText } = await import('ai')
+  const messages = [
+    { role: 'user', content: 'Plan my afternoon in Lisbon.' },
+    { role: 'assistant', content: 'Let me check the weather first.' },
+    { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'call_7Gq2x', toolName: 'weather', output: { type: 'text', value: '21 C, clear' } }] },
+    { role: 'user', content: 'And tomorrow?' },
+  ]
+  const provider = (mode) => createOpenAI({ apiKey: 'sk-test', baseURL: `${mock.url}/v1`, fetch: mendFetch({ mode, log: false }) })
+  await generateText({ model: provider('observe').responses('gpt-4o'), messages })
+  assert.equal(mock.requests[0].path, '/v1/responses')
+  const written = JSON.parse(mock.requests[0].text)
+  assert.ok(written.input.some((i) => i.type === 'function_call_output'), 'the AI SDK sends the orphan on')
+
+  mock.requests.length = 0
+  const result = await generateText({ model: provider('repair').responses('gpt-4o'), messages })
+  assert.equal(result.text, 'It is sunny.')
+  const sent = JSON.parse(mock.requests[0].text)
+  assert.deepEqual(sent, mend.repair(written).body)
+  assert.deepEqual(sent.input, written.input.filter((i) => i.type !== 'function_call_output'))
 })
 
 test('requests that are no history pass untouched, and mendFetch refuses bad options at once', async () => {

@@ -31,6 +31,16 @@ function anthropicReply(body) {
   return { sse: events.map(([name, data]) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`).join('') }
 }
 
+function responsesReply(body) {
+  return {
+    json: {
+      id: 'resp_mock', object: 'response', created_at: 1, status: 'completed', model: body.model, error: null, incomplete_details: null,
+      output: [{ type: 'message', id: 'msg_mock', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: 'It is sunny.', annotations: [] }] }],
+      usage: { input_tokens: 9, input_tokens_details: { cached_tokens: 0 }, output_tokens: 3, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 12 },
+    },
+  }
+}
+
 /** Start the mock; `requests` fills as they arrive. */
 async function startMock() {
   const requests = []
@@ -47,7 +57,7 @@ async function startMock() {
         res.writeHead(400, { 'content-type': 'application/json' })
         return res.end(JSON.stringify({ error: { message: 'not JSON', type: 'invalid_request_error' } }))
       }
-      const reply = req.url.includes('/messages') ? anthropicReply(body) : chatReply(body)
+      const reply = req.url.includes('/messages') ? anthropicReply(body) : req.url.endsWith('/responses') ? responsesReply(body) : chatReply(body)
       if (reply.json) {
         res.writeHead(200, { 'content-type': 'application/json' })
         return res.end(JSON.stringify(reply.json))
