@@ -1,8 +1,8 @@
 // mendFetch with the real SDKs from the registry (openai, @anthropic-ai/sdk, the AI SDK's
 // createOpenAI, on chat and on the Responses API) against a mock upstream on 127.0.0.1:
-// the body that arrives is asserted
-// exactly. A history with an orphan tool result goes out repaired in repair mode; strict
-// mode throws InvalidHistory and nothing reaches the mock; streams come back whole.
+// the body that arrives is asserted exactly. A history with an orphan tool result goes
+// out repaired in repair mode; strict mode throws InvalidHistory and nothing reaches the
+// mock; streams come back whole.
 'use strict'
 const test = require('node:test')
 const assert = require('node:assert/strict')
