@@ -533,20 +533,21 @@ fn next_request(
 /// Tool results: a `{call_id: output}` mapping, or the CLI's list of
 /// `{"call_id" | "name", "output", "is_error"?}`.
 fn tool_outputs(py: Python<'_>, given: &Bound<'_, PyAny>) -> PyResult<Vec<mend::ToolOutput>> {
-    let v = pyjson::to_value(given).map_err(|e| {
-        bad_input(
-            py,
-            format!("tool_results{}: {}", e.path, e.reason),
-            Some(&e.path),
-        )
-    })?;
+    // Said as `tool_results/0/output: ...`; `.path` is the pointer into the results.
+    let bad = |path: String, reason: String| {
+        let err = MendError::new_err(format!("tool_results{path}: {reason}"));
+        let value = err.value(py);
+        let _ = value.setattr("reason", &reason);
+        let _ = value.setattr("path", &path);
+        err
+    };
+    let v = pyjson::to_value(given).map_err(|e| bad(e.path, e.reason))?;
     match v {
         Value::Object(map) => Ok(map
             .into_iter()
             .map(|(id, output)| mend::ToolOutput::answer(id, output))
             .collect()),
-        list => mend::ToolOutput::list_from_json(&list)
-            .map_err(|e| bad_input(py, format!("tool_results: {}", e.reason), Some(&e.path))),
+        list => mend::ToolOutput::list_from_json(&list).map_err(|e| bad(e.path, e.reason)),
     }
 }
 

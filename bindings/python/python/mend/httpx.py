@@ -67,6 +67,33 @@ def _library_of(request: Any) -> Any:
     return sys.modules[type(request).__module__.split(".")[0]]
 
 
+# The SDKs whose clients wrap an exception from the transport in a retried "connection
+# error" unless it is one of their own (anthropic does; openai passes on its own errors
+# and any non-httpx one): a refusal is raised as an instance of theirs too, so that it
+# reaches the caller at once, as itself.
+_SDK_ERRORS = (("anthropic", "AnthropicError"), ("openai", "OpenAIError"))
+_sdk_classes: dict[tuple[type, ...], type] = {}
+
+
+def _as_sdk_error(err: MendError) -> MendError:
+    """``err`` as an instance of its own class and of the loaded SDKs' base errors."""
+    bases: list[type] = []
+    for module, name in _SDK_ERRORS:
+        cls = getattr(sys.modules.get(module), name, None)
+        if isinstance(cls, type) and issubclass(cls, Exception):
+            bases.append(cls)
+    if not bases:
+        return err
+    key = (type(err), *bases)
+    cls = _sdk_classes.get(key)
+    if cls is None:
+        cls = type(type(err).__name__, key, {"__module__": "mend"})
+        _sdk_classes[key] = cls
+    raised = cls(*err.args)
+    raised.__dict__.update(err.__dict__)
+    return raised
+
+
 class _Policy:
     """What to do with one request body; shared by the sync and async transports."""
 
@@ -110,7 +137,11 @@ class _Policy:
         if self.mode == "strict":
             # Raises InvalidHistory, or MendError for a body that is no request of the
             # endpoint's dialect: strict never sends what it cannot check.
-            _mend.ensure_valid(body, endpoint=path, provider=self.provider)
+            try:
+                _mend.ensure_valid(body, endpoint=path, provider=self.provider)
+            except MendError as e:
+                logger.warning("mend: %s refused, not sent: %s", where, e)
+                raise _as_sdk_error(e) from None
             return request
         try:
             if self.mode == "observe":
