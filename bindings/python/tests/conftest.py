@@ -114,7 +114,7 @@ def answer(path: str, streamed: bool) -> tuple[str, bytes]:
             "id": "msg_1",
             "type": "message",
             "role": "assistant",
-            "model": "claude-sonnet-4-5",
+            "model": "claude-sonnet-4-6",
             "content": [],
             "stop_reason": None,
             "stop_sequence": None,
