@@ -34,9 +34,11 @@ from typing import Any, Literal, Optional
 from . import _mend
 from ._mend import MendError
 
-__all__ = ["AsyncTransport", "Mode", "Transport"]
+__all__ = ["AsyncTransport", "MissingResult", "Mode", "OrphanResult", "Transport"]
 
 Mode = Literal["observe", "repair", "strict"]
+MissingResult = Literal["synthesize", "drop-call"]
+OrphanResult = Literal["drop", "to-text"]
 _MODES = ("observe", "repair", "strict")
 
 logger = logging.getLogger("mend")
@@ -89,7 +91,7 @@ def _as_sdk_error(err: MendError) -> MendError:
     if cls is None:
         cls = type(type(err).__name__, key, {"__module__": "mend"})
         _sdk_classes[key] = cls
-    raised = cls(*err.args)
+    raised: MendError = cls(*err.args)
     raised.__dict__.update(err.__dict__)
     return raised
 
@@ -101,8 +103,8 @@ class _Policy:
         self,
         mode: str,
         provider: Optional[str],
-        missing_result: str,
-        orphan_result: str,
+        missing_result: MissingResult,
+        orphan_result: OrphanResult,
         synthesized_text: Optional[str],
     ) -> None:
         if mode not in _MODES:
@@ -163,10 +165,10 @@ class _Policy:
         except MendError as e:
             logger.warning("mend: %s not checked, sent as it is: %s", where, e)
             return request
-        for e in fixed.edits:
+        for edit in fixed.edits:
             logger.info(
                 "mend: %s (%s) repaired %s: %s at %s: %s",
-                where, fixed.dialect, e.rule, e.action, e.path or "/", e.detail,
+                where, fixed.dialect, edit.rule, edit.action, edit.path or "/", edit.detail,
             )
         for v in fixed.unrepairable:
             logger.warning(
@@ -196,8 +198,8 @@ class Transport(_SyncBase):  # type: ignore[misc]
         wrapped: Optional[Any] = None,
         *,
         provider: Optional[str] = None,
-        missing_result: str = "synthesize",
-        orphan_result: str = "drop",
+        missing_result: MissingResult = "synthesize",
+        orphan_result: OrphanResult = "drop",
         synthesized_text: Optional[str] = None,
     ) -> None:
         self._policy = _Policy(mode, provider, missing_result, orphan_result, synthesized_text)
@@ -230,8 +232,8 @@ class AsyncTransport(_AsyncBase):  # type: ignore[misc]
         wrapped: Optional[Any] = None,
         *,
         provider: Optional[str] = None,
-        missing_result: str = "synthesize",
-        orphan_result: str = "drop",
+        missing_result: MissingResult = "synthesize",
+        orphan_result: OrphanResult = "drop",
         synthesized_text: Optional[str] = None,
     ) -> None:
         self._policy = _Policy(mode, provider, missing_result, orphan_result, synthesized_text)
