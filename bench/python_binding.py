@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import copy
 import json
+import logging
 import os
 import random
 import statistics
@@ -38,6 +39,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no network at i
 warnings.filterwarnings("ignore")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import litellm  # noqa: E402
 from langchain_core.messages import convert_to_messages, convert_to_openai_messages  # noqa: E402
 from litellm.litellm_core_utils.prompt_templates.factory import (  # noqa: E402
     sanitize_messages_for_tool_calling,
@@ -46,6 +48,11 @@ from litellm.litellm_core_utils.prompt_templates.factory import (  # noqa: E402
 import mend  # noqa: E402
 from report_corpus import conversation, damage, render_openai_chat  # noqa: E402
 from trim_langchain import tiktoken_counter, trim as langchain_trim  # noqa: E402
+
+# LiteLLM's documented switch for fixing histories; without it the sanitizer returns its
+# input untouched.
+litellm.modify_params = True
+logging.getLogger("LiteLLM").setLevel(logging.CRITICAL)  # one warning per duplicate result otherwise
 
 DAMAGES = ["orphan_result", "missing_result", "result_not_adjacent", "duplicate_result", "duplicate_call"]
 
