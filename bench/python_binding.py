@@ -1,0 +1,160 @@
+#!/usr/bin/env python3
+"""mend's Python binding against the Python peers, in one process and one run.
+
+- repair: `mend.repair(body)` on the dict (the crossing dict -> Rust -> dict included)
+  against LiteLLM's `sanitize_messages_for_tool_calling` (the pass LiteLLM runs on
+  OpenAI-format messages with `modify_params=True`), on the same generated OpenAI chat
+  histories (tool loops from bench/report_corpus.py, half of them with one injected
+  defect: an orphan result, a missing result, a result not adjacent to its call, a
+  duplicated result or a duplicated call round). LiteLLM may change its input in place,
+  so each of its runs gets a deep copy made outside the timer.
+- trim: `mend.trim(body, budget)` on the dict against LangChain's `trim_messages` with
+  the tiktoken counter of LangChain's guide (bench/trim_langchain.py; its messages are
+  converted to LangChain objects once, untimed), to half of each history's tokens.
+
+Times are the median of --reps passes over the whole corpus, after a warm-up pass; the
+table gives each peer's time as a multiple of mend's. Every output is checked with
+`mend.check`: the share the provider would accept.
+
+Run by bench/python-binding.sh (the venv, `pip install ./bindings/python`, tiktoken's
+files offline).
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import logging
+import os
+import random
+import statistics
+import sys
+import time
+import warnings
+from importlib.metadata import version
+from typing import Any, Callable
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no network at import
+warnings.filterwarnings("ignore")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import litellm  # noqa: E402
+from langchain_core.messages import convert_to_messages, convert_to_openai_messages  # noqa: E402
+from litellm.litellm_core_utils.prompt_templates.factory import (  # noqa: E402
+    sanitize_messages_for_tool_calling,
+)
+
+import mend  # noqa: E402
+from report_corpus import conversation, damage, render_openai_chat  # noqa: E402
+from trim_langchain import tiktoken_counter, trim as langchain_trim  # noqa: E402
+
+# LiteLLM's documented switch for fixing histories; without it the sanitizer returns its
+# input untouched.
+litellm.modify_params = True
+logging.getLogger("LiteLLM").setLevel(logging.CRITICAL)  # one warning per duplicate result otherwise
+
+DAMAGES = ["orphan_result", "missing_result", "result_not_adjacent", "duplicate_result", "duplicate_call"]
+
+
+def corpus(seed: int, count: int, rounds: tuple[int, int]) -> list[dict[str, Any]]:
+    r = random.Random(seed)
+    out = []
+    while len(out) < count:
+        turns = conversation(r, r.randint(*rounds), reasoning=False)
+        if len(out) % 2 == 1:
+            damaged = damage(r, turns, r.choice(DAMAGES))
+            if damaged is None:
+                continue
+            turns = damaged
+        out.append(render_openai_chat(turns))
+    return out
+
+
+def timed(passes: int, run: Callable[[], Any]) -> float:
+    """Median seconds of one pass, after a warm-up pass."""
+    run()
+    times = []
+    for _ in range(passes):
+        t0 = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def valid_share(bodies: list[dict[str, Any]]) -> str:
+    ok = sum(mend.check(b).valid for b in bodies)
+    return f"{ok}/{len(bodies)}"
+
+
+def bench_repair(bodies: list[dict[str, Any]], reps: int) -> list[tuple[str, float, str]]:
+    raw = [json.dumps(b).encode() for b in bodies]
+    m = timed(reps, lambda: [mend.repair(b) for b in bodies])
+    m_bytes = timed(reps, lambda: [mend.repair(b) for b in raw])
+    copies: list[list[list[dict[str, Any]]]] = [[copy.deepcopy(b["messages"]) for b in bodies] for _ in range(reps + 1)]
+    lite_out: list[Any] = []
+
+    def litellm_pass() -> None:
+        msgs = copies.pop()
+        lite_out[:] = [sanitize_messages_for_tool_calling(m) for m in msgs]
+
+    lite = timed(reps, litellm_pass)
+    mend_out = [mend.repair(b).body for b in bodies]
+    lite_bodies = [{**b, "messages": m} for b, m in zip(bodies, lite_out)]
+    return [
+        ("repair  mend.repair(dict)", m, valid_share(mend_out)),
+        ("repair  mend.repair(bytes)", m_bytes, valid_share(mend_out)),
+        ("repair  litellm sanitize_messages_for_tool_calling", lite, valid_share(lite_bodies)),
+    ]
+
+
+def bench_trim(bodies: list[dict[str, Any]], reps: int) -> list[tuple[str, float, str]]:
+    budgets = [mend.trim(b, 10**9).tokens_before // 2 for b in bodies]
+    m = timed(reps, lambda: [mend.trim(b, n) for b, n in zip(bodies, budgets)])
+    lc_msgs = [convert_to_messages(b["messages"]) for b in bodies]
+    lc = timed(reps, lambda: [langchain_trim(msgs, n) for msgs, n in zip(lc_msgs, budgets)])
+    mend_out = [mend.trim(b, n).body for b, n in zip(bodies, budgets)]
+    lc_out = [
+        {"model": "gpt-4o", "messages": convert_to_openai_messages(langchain_trim(msgs, n)), "tools": b["tools"]}
+        for b, msgs, n in zip(bodies, lc_msgs, budgets)
+    ]
+    assert tiktoken_counter(lc_msgs[0]) > 0
+    return [
+        ("trim    mend.trim(dict)", m, valid_share(mend_out)),
+        ("trim    langchain trim_messages (tiktoken)", lc, valid_share(lc_out)),
+    ]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--seed", type=int, default=16)
+    ap.add_argument("--count", type=int, default=240, help="histories per task")
+    ap.add_argument("--reps", type=int, default=5)
+    args = ap.parse_args()
+
+    repair_corpus = corpus(args.seed, args.count, (2, 8))
+    trim_corpus = corpus(args.seed + 1, args.count, (10, 30))
+    valid_trim = [b for b in trim_corpus if mend.check(b).valid]  # trim is a task on valid histories
+    rows = bench_repair(repair_corpus, args.reps)
+    base = rows[0][1]
+    trows = bench_trim(valid_trim, args.reps)
+    tbase = trows[0][1]
+
+    msgs = sum(len(b["messages"]) for b in repair_corpus)
+    tmsgs = sum(len(b["messages"]) for b in valid_trim)
+    print(f"repair corpus: {len(repair_corpus)} OpenAI chat histories ({msgs} messages, "
+          f"{sum(not mend.check(b).valid for b in repair_corpus)} damaged); trim corpus: "
+          f"{len(valid_trim)} valid histories ({tmsgs} messages), budget half of each")
+    print(f"mend {mend.__version__}, litellm {version('litellm')}, langchain-core {version('langchain-core')}, "
+          f"tiktoken {version('tiktoken')}, python {sys.version.split()[0]}; median of {args.reps} passes")
+    print()
+    print("| task | time per pass | per history | x mend's | output valid (mend.check) |")
+    print("|---|---:|---:|---:|---:|")
+    for rows_, b, n in ((rows, base, len(repair_corpus)), (trows, tbase, len(valid_trim))):
+        for name, t, ok in rows_:
+            print(f"| {name} | {t * 1e3:.1f} ms | {t / n * 1e6:.0f} µs | {t / b:.1f} | {ok} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
