@@ -180,7 +180,7 @@ enum Command {
             Settings come from --config FILE, then MEND_* variables, then flags.",
         after_help = "Example:\n  mend serve --mode repair\n  OPENAI_BASE_URL=http://127.0.0.1:8787/v1 python agent.py"
     )]
-    Serve(serve::ServeArgs),
+    Serve(Box<serve::ServeArgs>),
     /// The conversation inspector in the browser, over a store (also `mend serve --ui`)
     #[command(
         long_about = "The conversation inspector in the browser, over a store (also `mend serve --ui`).\n\n\
@@ -418,7 +418,7 @@ fn run(command: Command, printer: &mut Printer) -> io::Result<Status> {
         Command::Rules(args) => catalog::rules(args.json, printer),
         Command::Explain(args) => catalog::explain(&args.rule, args.json, printer),
         Command::Providers(args) => catalog::providers(args.json, printer),
-        Command::Serve(args) => serve::run(args, printer),
+        Command::Serve(args) => serve::run(*args, printer),
         Command::Ui(args) => ui::run(args, printer),
         Command::Store(args) => store::run(args, printer),
         Command::Next(args) => next::run(args, printer),
