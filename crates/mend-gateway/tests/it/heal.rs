@@ -42,7 +42,7 @@ fn unanswered_row(d: Dialect) -> &'static str {
 }
 
 /// A 400 in the provider's own error shape.
-fn refusal(d: Dialect, message: &str) -> Scripted {
+pub(crate) fn refusal(d: Dialect, message: &str) -> Scripted {
     let body = match d {
         Dialect::OpenAiChat | Dialect::OpenAiResponses => json!({"error": {"message": message,
             "type": "invalid_request_error", "param": "messages", "code": null}}),

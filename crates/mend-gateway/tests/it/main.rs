@@ -7,6 +7,7 @@ mod conversations;
 mod durable;
 mod fixtures;
 mod heal;
+mod heal_evidence;
 mod limits;
 mod metrics;
 mod modes;
