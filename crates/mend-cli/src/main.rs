@@ -161,8 +161,9 @@ enum Command {
     /// Run the gateway: check, repair or reject histories in front of the providers
     #[command(
         long_about = "Run the gateway: check, repair or reject histories in front of the providers.\n\n\
-            Serves POST /v1/chat/completions, /v1/responses, /v1/messages and Gemini's \
-            :generateContent and :streamGenerateContent, forwarding each to the upstream \
+            Serves POST /v1/chat/completions, /v1/responses, /v1/messages, Gemini's \
+            :generateContent and :streamGenerateContent and Bedrock's \
+            /model/{modelId}/converse and /converse-stream, forwarding each to the upstream \
             configured for its dialect (the providers' public APIs by default), plus \
             GET /v1/models, /healthz and Prometheus /metrics. Modes: off, observe (check, \
             log, forward unchanged), repair (forward the repaired body; x-mend-repairs says \
@@ -177,6 +178,10 @@ enum Command {
             set, one OpenTelemetry span per exchange (GenAI conventions) and one per upstream \
             call go over OTLP/HTTP; the standard OTEL_* variables apply. Logs: one line per \
             exchange on stderr, as text or (--log-format json) one JSON object a line.\n\n\
+            Conversations (--db, x-mend-conversation): each exchange is committed before the \
+            client sees the end of its answer, and a conversation belongs to the caller that \
+            first named it (a hash of its upstream credential, or --tenant-header); --ui \
+            serves the conversation inspector at /ui.\n\n\
             Settings come from --config FILE, then MEND_* variables, then flags.",
         after_help = "Example:\n  mend serve --mode repair\n  OPENAI_BASE_URL=http://127.0.0.1:8787/v1 python agent.py"
     )]
