@@ -223,6 +223,30 @@ pub enum Claim {
     Adopted,
 }
 
+impl Claim {
+    /// The claim of a conversation that existed, as read back after the claim's update
+    /// (`adopted`: the update took it from [`UNSCOPED`]): the caller's, or
+    /// [`Error::OutOfScope`]. Both backends end their claim here.
+    pub(crate) fn of_existing(
+        info: ConversationInfo,
+        scope: &str,
+        adopted: bool,
+    ) -> Result<(ConversationInfo, Claim)> {
+        if info.scope != scope {
+            return Err(Error::OutOfScope {
+                conversation: info.id,
+                scope: scope.to_string(),
+            });
+        }
+        let how = if adopted {
+            Claim::Adopted
+        } else {
+            Claim::Owned
+        };
+        Ok((info, how))
+    }
+}
+
 /// An inclusive range of sequence numbers to load.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Span {

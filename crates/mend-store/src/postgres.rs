@@ -317,18 +317,7 @@ impl Store for PgStore {
             .ok_or_else(|| Error::NotFound(id.to_string()))?;
         let info = info_from_row(&row)?.into_info()?;
         tx.commit().await.op("commit claim")?;
-        if info.scope != scope {
-            return Err(Error::OutOfScope {
-                conversation: id.to_string(),
-                scope: scope.to_string(),
-            });
-        }
-        let how = if adopted > 0 {
-            Claim::Adopted
-        } else {
-            Claim::Owned
-        };
-        Ok((info, how))
+        Claim::of_existing(info, scope, adopted > 0)
     }
 
     async fn append(

@@ -447,18 +447,7 @@ fn claim_in(
         .ok_or_else(|| Error::NotFound(id.to_string()))?
         .into_info()?;
     tx.commit().op(label, "commit claim")?;
-    if info.scope != scope {
-        return Err(Error::OutOfScope {
-            conversation: id.to_string(),
-            scope: scope.to_string(),
-        });
-    }
-    let how = if adopted > 0 {
-        Claim::Adopted
-    } else {
-        Claim::Owned
-    };
-    Ok((info, how))
+    Claim::of_existing(info, scope, adopted > 0)
 }
 
 /// Refuse a compare-and-append whose conversation moved on.

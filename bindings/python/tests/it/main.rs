@@ -23,9 +23,9 @@ const PINS: [&str; 6] = [
     "google-genai==3.4.0",
 ];
 
-fn in_ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| v == "true")
-}
+#[path = "../../../../crates/mend-cli/tests/support/venv.rs"]
+mod venv;
+use venv::in_ci;
 
 /// Skip (outside CI) or fail (in CI) with a reason.
 fn unavailable(why: &str) {
@@ -48,51 +48,11 @@ fn target_dir() -> PathBuf {
 }
 
 fn venv_python() -> Result<PathBuf, String> {
-    let venv = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("py-venv");
-    let python = venv.join("bin").join("python");
-    let marker = venv.join("mend-pins.txt");
-    let pins = PINS.join("\n");
-    if std::fs::read_to_string(&marker).is_ok_and(|m| m == pins) && python.exists() {
-        return Ok(python);
-    }
-    let _ = std::fs::remove_dir_all(&venv);
-    let made = Command::new("python3")
-        .args(["-m", "venv"])
-        .arg(&venv)
-        .output()
-        .map_err(|e| format!("python3 is not available ({e})"))?;
-    if !made.status.success() {
-        return Err(format!(
-            "python3 -m venv failed: {}",
-            String::from_utf8_lossy(&made.stderr).trim()
-        ));
-    }
-    let pip = Command::new(&python)
-        .args([
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-        ])
-        .args(["--retries", "1", "--timeout", "20"])
-        .args(PINS)
-        .output()
-        .map_err(|e| format!("pip did not run ({e})"))?;
-    if !pip.status.success() {
-        return Err(format!(
-            "pip could not install {} (no registry?): {}",
-            PINS.join(" "),
-            last_lines(&String::from_utf8_lossy(&pip.stderr), 3)
-        ));
-    }
-    std::fs::write(&marker, pins).map_err(|e| e.to_string())?;
-    Ok(python)
+    venv::pinned_python("py-venv", &PINS)
 }
 
 fn last_lines(s: &str, n: usize) -> String {
-    let lines: Vec<&str> = s.lines().collect();
-    lines[lines.len().saturating_sub(n)..].join("\n")
+    venv::last_lines(s, n, "\n")
 }
 
 /// Run a command of the venv; a failure is the test's failure, with its output.

@@ -90,6 +90,7 @@ pub struct Inspector {
     inner: Arc<Inner>,
 }
 
+#[derive(Clone)]
 struct Inner {
     store: AnyStore,
     /// The store's address without credentials, to show.
@@ -124,17 +125,10 @@ impl Inspector {
     /// Scope viewers by this request header (the gateway's `tenant_header`, behind a
     /// trusted proxy) instead of by the credential they show.
     pub fn with_tenant_header(self, header: Option<String>) -> Inspector {
-        let inner = Arc::try_unwrap(self.inner).unwrap_or_else(|shared| Inner {
-            store: shared.store.clone(),
-            label: shared.label.clone(),
-            token: shared.token.clone(),
-            tenant_header: None,
-        });
+        let mut inner = (*self.inner).clone();
+        inner.tenant_header = header;
         Inspector {
-            inner: Arc::new(Inner {
-                tenant_header: header,
-                ..inner
-            }),
+            inner: Arc::new(inner),
         }
     }
 

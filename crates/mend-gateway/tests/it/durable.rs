@@ -138,32 +138,13 @@ async fn on_sqlite_every_answer_is_stored_when_its_request_returns() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn on_postgres_every_answer_is_stored_when_its_request_returns() {
-    let base = std::env::var("MEND_TEST_POSTGRES")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_string());
-    let schema = format!("mend_gateway_durable_{}", std::process::id());
-    let sep = if base.contains('?') { '&' } else { '?' };
-    let db = format!("{base}{sep}schema={schema}");
-    if let Err(e) = AnyStore::open(&db).await {
-        if std::env::var("CI").as_deref() == Ok("true") {
-            panic!("PostgreSQL at {base} is unreachable ({e}), and CI=true requires it");
-        }
-        eprintln!("SKIP: PostgreSQL at {base} is unreachable ({e}); the durable capture test on it does not run");
-        return;
-    }
-    let outcome = tokio::spawn({
-        let db = db.clone();
-        async move { every_answer_is_stored_when_its_request_returns(&db).await }
+    let loads = crate::support::on_postgres("mend_gateway_durable", |db| async move {
+        every_answer_is_stored_when_its_request_returns(&db).await
     })
     .await;
-    mend_store::testing::drop_postgres_schema(&base, &schema)
-        .await
-        .unwrap();
-    match outcome {
-        Ok(loads) => {
-            assert_eq!(loads, 2 * Dialect::ALL.len() * TURNS);
-            eprintln!("postgres: {loads} loads right after their request, each held both sides");
-        }
-        Err(e) => std::panic::resume_unwind(e.into_panic()),
+    if let Some(loads) = loads {
+        assert_eq!(loads, 2 * Dialect::ALL.len() * TURNS);
+        eprintln!("postgres: {loads} loads right after their request, each held both sides");
     }
 }
 

@@ -237,29 +237,8 @@ async fn replicas_on_one_sqlite_file_keep_one_ordered_history() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn replicas_on_one_postgres_schema_keep_one_ordered_history() {
-    let base = std::env::var("MEND_TEST_POSTGRES")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_string());
-    let schema = format!("mend_gateway_test_{}", std::process::id());
-    let sep = if base.contains('?') { '&' } else { '?' };
-    let db = format!("{base}{sep}schema={schema}");
-    if let Err(e) = AnyStore::open(&db).await {
-        if std::env::var("CI").as_deref() == Ok("true") {
-            panic!("PostgreSQL at {base} is unreachable ({e}), and CI=true requires it");
-        }
-        eprintln!(
-            "SKIP: PostgreSQL at {base} is unreachable ({e}); the replica test on it does not run"
-        );
-        return;
-    }
-    let outcome = tokio::spawn({
-        let db = db.clone();
-        async move { replicas_keep_one_ordered_history(&db).await }
+    crate::support::on_postgres("mend_gateway_test", |db| async move {
+        replicas_keep_one_ordered_history(&db).await
     })
     .await;
-    mend_store::testing::drop_postgres_schema(&base, &schema)
-        .await
-        .unwrap();
-    if let Err(e) = outcome {
-        std::panic::resume_unwind(e.into_panic());
-    }
 }

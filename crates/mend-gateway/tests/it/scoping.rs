@@ -315,31 +315,10 @@ async fn racing_first_requests_on_sqlite_have_one_winner() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn racing_first_requests_on_postgres_have_one_winner() {
-    let base = std::env::var("MEND_TEST_POSTGRES")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_string());
-    let schema = format!("mend_scoping_test_{}", std::process::id());
-    let sep = if base.contains('?') { '&' } else { '?' };
-    let db = format!("{base}{sep}schema={schema}");
-    if let Err(e) = AnyStore::open(&db).await {
-        if std::env::var("CI").as_deref() == Ok("true") {
-            panic!("PostgreSQL at {base} is unreachable ({e}), and CI=true requires it");
-        }
-        eprintln!(
-            "SKIP: PostgreSQL at {base} is unreachable ({e}); the scoping race on it does not run"
-        );
-        return;
-    }
-    let outcome = tokio::spawn({
-        let db = db.clone();
-        async move { racing_first_requests_have_one_winner(&db).await }
+    crate::support::on_postgres("mend_scoping_test", |db| async move {
+        racing_first_requests_have_one_winner(&db).await
     })
     .await;
-    mend_store::testing::drop_postgres_schema(&base, &schema)
-        .await
-        .unwrap();
-    if let Err(e) = outcome {
-        std::panic::resume_unwind(e.into_panic());
-    }
 }
 
 #[tokio::test]

@@ -439,6 +439,7 @@ pub fn convert(
     let mut violations = fixed.unrepairable;
     violations.extend(fixed.warnings);
     held_back.extend(fixed.held_back);
+    held_back.sort_unstable();
     held_back.dedup();
     Ok(Converted {
         from,

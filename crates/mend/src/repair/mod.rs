@@ -272,20 +272,14 @@ impl Run {
 
     /// The rules of all its edits.
     fn edit_rules(&self) -> Vec<Rule> {
-        let mut rules: Vec<Rule> = self.edits.iter().map(|e| e.rule).collect();
-        rules.sort_unstable_by_key(|r| r.spec().id);
-        rules.dedup();
-        rules
+        distinct(self.edits.iter().map(|e| e.rule))
     }
 
     /// The rules of the edits of the pass that made state `k`.
     fn rules_of_pass(&self, k: usize) -> Vec<Rule> {
         let from = k.checked_sub(2).map_or(0, |j| self.marks[j]);
         let to = self.marks[k - 1];
-        let mut rules: Vec<Rule> = self.edits[from..to].iter().map(|e| e.rule).collect();
-        rules.sort_unstable_by_key(|r| r.spec().id);
-        rules.dedup();
-        rules
+        distinct(self.edits[from..to].iter().map(|e| e.rule))
     }
 
     fn done(mut self, body: &Value, held: &[Rule]) -> Repaired {
@@ -305,13 +299,20 @@ impl Run {
     }
 }
 
+/// The rules of the error-severity violations, each once.
 fn error_rules(violations: &[Violation]) -> Vec<Rule> {
-    let mut rules: Vec<Rule> = violations
-        .iter()
-        .filter(|v| v.severity == Severity::Error)
-        .map(|v| v.rule)
-        .collect();
-    rules.sort_unstable_by_key(|r| r.spec().id);
+    distinct(
+        violations
+            .iter()
+            .filter(|v| v.severity == Severity::Error)
+            .map(|v| v.rule),
+    )
+}
+
+/// Each rule once, in a fixed order.
+fn distinct(rules: impl Iterator<Item = Rule>) -> Vec<Rule> {
+    let mut rules: Vec<Rule> = rules.collect();
+    rules.sort_unstable();
     rules.dedup();
     rules
 }

@@ -126,3 +126,35 @@ pub fn request_to(
     }
     b.body(body.into()).expect("a request")
 }
+
+/// Run `test` on a fresh PostgreSQL schema `{name}_{pid}` of the server in
+/// `MEND_TEST_POSTGRES` (default: the local one), handing it the store URL, and drop the
+/// schema afterwards whether it passed or panicked. `None` when the server is unreachable:
+/// the test says so and skips, except under `CI=true`, where it fails.
+pub async fn on_postgres<T, F, Fut>(name: &str, test: F) -> Option<T>
+where
+    F: FnOnce(String) -> Fut,
+    Fut: std::future::Future<Output = T> + Send + 'static,
+    T: Send + 'static,
+{
+    let base = std::env::var("MEND_TEST_POSTGRES")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_string());
+    let schema = format!("{name}_{}", std::process::id());
+    let sep = if base.contains('?') { '&' } else { '?' };
+    let db = format!("{base}{sep}schema={schema}");
+    if let Err(e) = mend_store::AnyStore::open(&db).await {
+        if std::env::var("CI").as_deref() == Ok("true") {
+            panic!("PostgreSQL at {base} is unreachable ({e}), and CI=true requires it");
+        }
+        eprintln!("SKIP: PostgreSQL at {base} is unreachable ({e}); {name} does not run on it");
+        return None;
+    }
+    let outcome = tokio::spawn(test(db)).await;
+    mend_store::testing::drop_postgres_schema(&base, &schema)
+        .await
+        .expect("the test schema is dropped");
+    match outcome {
+        Ok(v) => Some(v),
+        Err(e) => std::panic::resume_unwind(e.into_panic()),
+    }
+}
