@@ -42,6 +42,11 @@ def times(name: str, keep=lambda r: True) -> dict:
     return out
 
 
+def shown(path: Path) -> str:
+    rel = os.path.relpath(path, BENCH.parent)
+    return str(path) if rel.startswith("..") else rel
+
+
 def main() -> None:
     mend = times("report-mend.jsonl")
     rows = []
@@ -67,7 +72,7 @@ def main() -> None:
         sys.exit("no convert timings in %s" % RAW)
     md = ["# convert vs LiteLLM and the AI SDK (issue 17 target 3)", "",
           "From `%s`: per sample, peer time / mend time (each the median of its repetitions); "
-          "the ratio is the median over the samples both timed." % os.path.relpath(RAW, BENCH.parent), "",
+          "the ratio is the median over the samples both timed." % shown(RAW), "",
           "| comparison | ratio | budget | met | detail |", "|---|---|---|---|---|"]
     md += ["| %s | %.2fx | %s | %s | %s |" % (r["label"], r["ratio"], r["budget"], "yes" if r["met"] else "**no**",
                                             r["detail"]) for r in rows]
