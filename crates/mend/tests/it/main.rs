@@ -5,6 +5,7 @@ mod bedrock_fixtures;
 mod cases;
 mod catalog;
 mod fixtures;
+mod json_tape;
 mod mutations;
 mod next_cases;
 mod properties;
