@@ -323,11 +323,13 @@ impl Plan {
         });
     }
 
-    pub(crate) fn apply(&self, body: &Value, d: Dialect) -> Value {
+    /// The body with the plan applied, and for each item of its history the index of the
+    /// item of `body`'s it is a copy of, unchanged (`None`: made or changed here).
+    pub(crate) fn apply(&self, body: &Value, d: Dialect) -> (Value, Vec<Option<usize>>) {
         let key = d.history_key();
         let (Some(obj), Some(items)) = (body.as_object(), body.get(key).and_then(Value::as_array))
         else {
-            return body.clone();
+            return (body.clone(), Vec::new());
         };
         let mut fields_by_item: HashMap<usize, Vec<&FieldEdit>> = HashMap::new();
         for f in &self.fields {
@@ -348,11 +350,17 @@ impl Plan {
             }
         }
         let mut rebuilt = Vec::with_capacity(items.len() + 4);
+        let mut origin = Vec::with_capacity(items.len() + 4);
         for (i, item) in items.iter().enumerate() {
             if let Some(extra) = self.insert_before.get(&i) {
                 rebuilt.extend(extra.iter().cloned());
             }
-            if !self.drop_items.contains(&i) {
+            let untouched = !self.replace_items.contains_key(&i)
+                && !sub_keys.contains_key(&i)
+                && !fields_by_item.contains_key(&i);
+            if !self.drop_items.contains(&i) && untouched {
+                rebuilt.push(item.clone());
+            } else if !self.drop_items.contains(&i) {
                 let mut it = self
                     .replace_items
                     .get(&i)
@@ -384,6 +392,12 @@ impl Plan {
             if let Some(extra) = self.insert_after.get(&i) {
                 rebuilt.extend(extra.iter().cloned());
             }
+            // Everything pushed for this item is new, but the item itself when untouched.
+            origin.resize(rebuilt.len(), None);
+            if untouched && !self.drop_items.contains(&i) {
+                let at = rebuilt.len() - 1 - self.insert_after.get(&i).map_or(0, Vec::len);
+                origin[at] = Some(i);
+            }
         }
         // Everything but the history is copied as it is, in its place.
         let mut rebuilt = Some(Value::Array(rebuilt));
@@ -408,7 +422,7 @@ impl Plan {
                 }
             }
         }
-        Value::Object(out)
+        (Value::Object(out), origin)
     }
 
     fn apply_subs(

@@ -16,6 +16,7 @@
 //! own output changes nothing; no fix reads a rendered pointer or a message.
 
 mod fix;
+mod splice;
 
 use serde::Serialize;
 use serde_json::Value;
@@ -25,6 +26,7 @@ use crate::violation::{Rule, Severity, Violation};
 use crate::{analyze, Analysis, CheckOptions, Error};
 
 pub(crate) use fix::{FixFn, Fixer};
+pub use splice::{repair_bytes, splice};
 
 /// What to do with a call that has no result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -93,6 +95,21 @@ pub struct Repaired {
     /// did not break and no fix can answer (see [`repair`]); their errors are among
     /// `unrepairable`.
     pub held_back: Vec<Rule>,
+    /// What of the input the body still is, as it was: for a caller holding the input in
+    /// another form (its bytes, its Python objects) that writes only what changed.
+    pub kept: Kept,
+}
+
+/// What of the input a repaired body keeps as it was (see [`Repaired::kept`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Kept {
+    /// `None` when the history member is the input's, unchanged. Else, for each item of
+    /// the body's history: `Some(i)` when it is item `i` of the input's history,
+    /// unchanged; `None` for an item an edit made or changed.
+    pub history: Option<Vec<Option<usize>>>,
+    /// The other top-level members an edit set or removed (Anthropic's `thinking`);
+    /// every other member is the input's, unchanged and in its place.
+    pub members: Vec<&'static str>,
 }
 
 impl Repaired {
@@ -135,9 +152,22 @@ const MAX_PASSES: usize = 32;
 /// assert_eq!(fixed.body["messages"][2]["tool_call_id"], "call_1");
 /// ```
 pub fn repair(body: &Value, opts: &RepairOptions) -> Result<Repaired, Error> {
+    let (run, held) = settle(body, opts)?;
+    Ok(run.done(|| body.clone(), &held))
+}
+
+/// [`repair`], taking the body: a body that needs nothing is handed back as it is, not
+/// copied.
+pub fn repair_owned(body: Value, opts: &RepairOptions) -> Result<Repaired, Error> {
+    let (run, held) = settle(&body, opts)?;
+    Ok(run.done(move || body, &held))
+}
+
+/// The run whose outcome is the repair, and the rules it held back.
+fn settle(body: &Value, opts: &RepairOptions) -> Result<(Run, Vec<Rule>), Error> {
     let first = Run::new(body, opts, &[])?;
     let Some(k) = first.made_worse() else {
-        return Ok(first.done(body, &[]));
+        return Ok((first, Vec::new()));
     };
     // The run left an error of a rule the input did not break. Hold back the fixes of
     // the pass that brought it in (one alone first: the others may be sound, then all of
@@ -161,14 +191,14 @@ pub fn repair(body: &Value, opts: &RepairOptions) -> Result<Repaired, Error> {
                 let one = [held.as_slice(), &[c]].concat();
                 let run = Run::new(body, opts, &one)?;
                 if better(&run) {
-                    return Ok(run.done(body, &one));
+                    return Ok((run, one));
                 }
             }
         }
         held.extend(culprits);
         let run = Run::new(body, opts, &held)?;
         if better(&run) {
-            return Ok(run.done(body, &held));
+            return Ok((run, held));
         }
         culprits = match run.made_worse() {
             Some(k) => run
@@ -179,7 +209,7 @@ pub fn repair(body: &Value, opts: &RepairOptions) -> Result<Repaired, Error> {
             None => Vec::new(),
         };
     }
-    Ok(first.done(body, &[]))
+    Ok((first, Vec::new()))
 }
 
 /// One run of repair passes over a body: plan the errors' fixes (but those of `held`
@@ -194,8 +224,15 @@ pub fn repair(body: &Value, opts: &RepairOptions) -> Result<Repaired, Error> {
 struct Run {
     dialect: Dialect,
     provider: &'static str,
-    /// The body after each pass (the input is state 0 and is not held here).
-    states: Vec<Value>,
+    /// The body after the last pass that changed it (`None`: the input, unchanged).
+    state: Option<Value>,
+    /// For each item of `state`'s history, the input's item it is, unchanged (`None`
+    /// while `state` is).
+    origin: Option<Vec<Option<usize>>>,
+    /// The top-level members set or removed.
+    members: Vec<&'static str>,
+    /// The length of the input's history.
+    input_items: usize,
     /// The number of edits made up to each state after the input.
     marks: Vec<usize>,
     edits: Vec<Edit>,
@@ -208,16 +245,19 @@ struct Run {
 impl Run {
     fn new(body: &Value, opts: &RepairOptions, held: &[Rule]) -> Result<Run, Error> {
         // The input is borrowed until the first edit, and each pass's analysis is the
-        // verdict when it plans nothing: a valid body costs one check and one clone.
-        let mut states: Vec<Value> = Vec::new();
+        // verdict when it plans nothing: a valid body costs one check.
+        let mut state: Option<Value> = None;
+        let mut passes = 0;
+        let mut origin: Option<Vec<Option<usize>>> = None;
+        let mut members: Vec<&'static str> = Vec::new();
         let mut marks = Vec::new();
         let mut edits = Vec::new();
         let mut seen = Vec::new();
         loop {
-            let now = states.last().unwrap_or(body);
+            let now = state.as_ref().unwrap_or(body);
             let analysis = analyze(now, &opts.check)?;
             seen.push(error_rules(&analysis.violations));
-            let plan = if states.len() >= MAX_PASSES {
+            let plan = if passes >= MAX_PASSES {
                 fix::Plan::default()
             } else {
                 plan(&analysis, now, opts, held)
@@ -227,21 +267,39 @@ impl Run {
             // this pass's verdict is the body's.
             let next = (!plan.is_empty())
                 .then(|| plan.apply(now, analysis.dialect))
-                .filter(|next| next != now);
-            let Some(next) = next else {
+                .filter(|(next, _)| next != now);
+            let Some((next, from)) = next else {
+                let input_items = history_len(body, analysis.dialect);
                 return Ok(Run {
                     dialect: analysis.dialect,
                     provider: analysis.profile.name,
                     violations: analysis.violations,
-                    states,
+                    state,
+                    origin,
+                    members,
+                    input_items,
                     marks,
                     edits,
                     seen,
                 });
             };
             drop(analysis);
+            // Where each item came from, through this pass and the ones before.
+            origin = Some(match origin {
+                None => from,
+                Some(before) => from
+                    .into_iter()
+                    .map(|o| o.and_then(|i| before.get(i).copied().flatten()))
+                    .collect(),
+            });
+            for (name, _) in &plan.body_fields {
+                if !members.contains(name) {
+                    members.push(name);
+                }
+            }
             edits.extend(plan.edits);
-            states.push(next);
+            state = Some(next);
+            passes += 1;
             marks.push(edits.len());
         }
     }
@@ -282,21 +340,39 @@ impl Run {
         distinct(self.edits[from..to].iter().map(|e| e.rule))
     }
 
-    fn done(mut self, body: &Value, held: &[Rule]) -> Repaired {
+    /// The outcome, its body the last state or, when nothing changed, `input()`.
+    fn done(self, input: impl FnOnce() -> Value, held: &[Rule]) -> Repaired {
         let (unrepairable, warnings) = self
             .violations
             .into_iter()
             .partition(|v| v.severity == Severity::Error);
+        let kept = match &self.state {
+            None => Kept::default(),
+            Some(_) => Kept {
+                history: self.origin.filter(|o| {
+                    o.len() != self.input_items || o.iter().enumerate().any(|(k, &i)| i != Some(k))
+                }),
+                members: self.members,
+            },
+        };
         Repaired {
             dialect: self.dialect,
             provider: self.provider,
-            body: self.states.pop().unwrap_or_else(|| body.clone()),
+            body: self.state.unwrap_or_else(input),
             edits: self.edits,
             unrepairable,
             warnings,
             held_back: held.to_vec(),
+            kept,
         }
     }
+}
+
+/// The number of items in a body's history (0 when it has none).
+fn history_len(body: &Value, d: Dialect) -> usize {
+    body.get(d.history_key())
+        .and_then(Value::as_array)
+        .map_or(0, Vec::len)
 }
 
 /// The rules of the error-severity violations, each once.
