@@ -253,9 +253,12 @@ impl Run {
         let mut marks = Vec::new();
         let mut edits = Vec::new();
         let mut seen = Vec::new();
+        // The dialect read in the first pass is the one of every later pass: the
+        // body's dialect is not detected again in each.
+        let mut pinned: Option<CheckOptions> = None;
         loop {
             let now = state.as_ref().unwrap_or(body);
-            let analysis = analyze(now, &opts.check)?;
+            let analysis = analyze(now, pinned.as_ref().unwrap_or(&opts.check))?;
             seen.push(error_rules(&analysis.violations));
             let plan = if passes >= MAX_PASSES {
                 fix::Plan::default()
@@ -283,7 +286,14 @@ impl Run {
                     seen,
                 });
             };
+            let dialect = analysis.dialect;
             drop(analysis);
+            if pinned.is_none() && opts.check.dialect.is_none() {
+                pinned = Some(CheckOptions {
+                    dialect: Some(dialect),
+                    ..opts.check.clone()
+                });
+            }
             // Where each item came from, through this pass and the ones before.
             origin = Some(match origin {
                 None => from,
