@@ -13,7 +13,12 @@ pub fn agrees(body: &Value, opts: &RepairOptions) -> Result<(), String> {
     let pretty = serde_json::to_vec_pretty(body).map_err(|e| e.to_string())?;
     for input in [compact, pretty] {
         let (r, out) = repair_bytes(&input, opts).map_err(|e| e.to_string())?;
-        if r.edits != tree.edits || r.body != tree.body {
+        let rules = |r: &mend::Repaired| r.unrepairable.iter().map(|v| v.rule).collect::<Vec<_>>();
+        if r.edits != tree.edits
+            || r.body != tree.body
+            || r.held_back != tree.held_back
+            || rules(&r) != rules(&tree)
+        {
             return Err(format!("repair from bytes differs: {:?}", r.edits));
         }
         let Some(out) = out else {
