@@ -12,8 +12,11 @@
   the tiktoken counter of LangChain's guide (bench/trim_langchain.py; its messages are
   converted to LangChain objects once, untimed), to half of each history's tokens.
 
-Times are the median of --reps passes over the whole corpus, after a warm-up pass; the
-table gives each peer's time as a multiple of mend's. Every output is checked with
+Times are the median of --reps passes over the whole corpus, after a warm-up pass (the
+repair runs take turns pass by pass); the table gives each peer's time as a multiple of
+mend's. With MEND_TARGETS set (bench/report does), issue 16's repair target is appended
+to that file as JSON lines (target "16": LiteLLM's time over mend.repair's, for a dict
+and for bytes; budget >= 5). Every output is checked with
 `mend.check`: the share the provider would accept.
 
 Run by bench/python-binding.sh (the venv, `pip install ./bindings/python`, tiktoken's
@@ -87,10 +90,22 @@ def valid_share(bodies: list[dict[str, Any]]) -> str:
     return f"{ok}/{len(bodies)}"
 
 
+def interleaved(passes: int, runs: list[Callable[[], Any]]) -> list[float]:
+    """Median seconds of one pass of each run, after a warm-up pass of each; the runs
+    take turns, so a change in the machine's load falls on all of them alike."""
+    for run in runs:
+        run()
+    times: list[list[float]] = [[] for _ in runs]
+    for _ in range(passes):
+        for run, ts in zip(runs, times):
+            t0 = time.perf_counter()
+            run()
+            ts.append(time.perf_counter() - t0)
+    return [statistics.median(ts) for ts in times]
+
+
 def bench_repair(bodies: list[dict[str, Any]], reps: int) -> list[tuple[str, float, str]]:
     raw = [json.dumps(b).encode() for b in bodies]
-    m = timed(reps, lambda: [mend.repair(b) for b in bodies])
-    m_bytes = timed(reps, lambda: [mend.repair(b) for b in raw])
     copies: list[list[list[dict[str, Any]]]] = [[copy.deepcopy(b["messages"]) for b in bodies] for _ in range(reps + 1)]
     lite_out: list[Any] = []
 
@@ -98,7 +113,10 @@ def bench_repair(bodies: list[dict[str, Any]], reps: int) -> list[tuple[str, flo
         msgs = copies.pop()
         lite_out[:] = [sanitize_messages_for_tool_calling(m) for m in msgs]
 
-    lite = timed(reps, litellm_pass)
+    m, m_bytes, lite = interleaved(
+        reps,
+        [lambda: [mend.repair(b) for b in bodies], lambda: [mend.repair(b) for b in raw], litellm_pass],
+    )
     mend_out = [mend.repair(b).body for b in bodies]
     lite_bodies = [{**b, "messages": m} for b, m in zip(bodies, lite_out)]
     return [
@@ -153,7 +171,28 @@ def main() -> int:
     for rows_, b, n in ((rows, base, len(repair_corpus)), (trows, tbase, len(valid_trim))):
         for name, t, ok in rows_:
             print(f"| {name} | {t * 1e3:.1f} ms | {t / n * 1e6:.0f} µs | {t / b:.1f} | {ok} |")
+    targets(rows, len(repair_corpus))
     return 0
+
+
+def targets(rows: list[tuple[str, float, str]], n: int) -> None:
+    """Issue 16's repair target, one line per mend row, appended to $MEND_TARGETS when
+    bench/report sets it: LiteLLM's time over mend's, the crossing included."""
+    path = os.environ.get("MEND_TARGETS")
+    if not path:
+        return
+    lite = rows[2][1]
+    with open(path, "a") as f:
+        for (name, t, _), form in zip(rows[:2], ("dict", "bytes")):
+            ratio = lite / t
+            f.write(json.dumps({
+                "target": "16",
+                "label": f"Python mend.repair({form}) vs LiteLLM sanitize_messages_for_tool_calling, {n} OpenAI chat histories",
+                "ratio": round(ratio, 2),
+                "budget": ">= 5",
+                "met": ratio >= 5,
+                "detail": f"mend {t / n * 1e6:.0f} µs vs LiteLLM {lite / n * 1e6:.0f} µs per history",
+            }) + "\n")
 
 
 if __name__ == "__main__":

@@ -339,19 +339,35 @@ fn repair(
         synthesized_text,
     };
     let (form, source) = read_body(py, body)?;
-    let (fixed, changed) = py
+    let (fixed, spliced) = py
         .detach(|| {
-            let v = source.parse()?;
+            let (bytes, v) = match source {
+                Source::Raw(bytes) => {
+                    let v = mend::parse_body(&bytes).map_err(Failure::Parse)?;
+                    (Some(bytes), v)
+                }
+                Source::Value(v) => (None, v),
+            };
             confirmed(&v, &opts.check)?;
-            let mut fixed = mend::repair(&v, &opts)?;
-            let changed = fixed
-                .changed()
-                .then(|| encode(form, std::mem::take(&mut fixed.body)));
-            Ok((fixed, changed))
+            let fixed = mend::repair::repair_owned(v, &opts)?;
+            // Text is written by splicing the changes into the bytes given.
+            let spliced = bytes
+                .filter(|_| fixed.changed())
+                .map(|b| mend::repair::splice(&b, &fixed));
+            Ok((fixed, spliced))
         })
         .map_err(|f: Failure| f.into_py(py))?;
+    let out = match (fixed.changed(), spliced) {
+        (false, _) => body.clone().unbind(),
+        (true, Some(bytes)) => deliver(py, body, form, Some(Encoded::Text(bytes)))?,
+        // A dict: a new dict holding the objects given where the repair kept them.
+        (true, None) => {
+            let key = fixed.dialect.history_key();
+            pyjson::to_python_reusing(py, &fixed.body, body, &fixed.kept, key)?.unbind()
+        }
+    };
     Ok(Repair {
-        body: deliver(py, body, form, changed)?,
+        body: out,
         valid: fixed.valid(),
         changed: fixed.changed(),
         dialect: fixed.dialect.name().to_string(),

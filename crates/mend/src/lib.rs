@@ -45,7 +45,9 @@ pub mod chain;
 pub mod convert;
 mod dialect;
 mod eventstream;
+
 pub mod groups;
+pub mod json;
 pub mod next;
 pub mod profile;
 pub mod repair;

@@ -1,0 +1,323 @@
+//! A validating JSON reader that builds a flat tape over the bytes instead of a tree.
+//!
+//! [`parse`] makes one pass over a body and records every value as a compact [`Doc`]
+//! entry (its kind, its byte span, and for an array or object the index past its last
+//! descendant), so a reader steps over a whole subtree in O(1) and nothing is allocated
+//! per string or per object. Strings stay in the body as spans; the few short ones that
+//! carry escapes are unescaped once into storage the `Doc` owns, so ids, roles and names
+//! are `&str`s that live as long as the `Doc`.
+//!
+//! Invariant: a body [`parse`] accepts is one `serde_json::from_slice::<Value>` accepts,
+//! and reads the same (`tests/it/json_tape.rs` holds it against serde_json on fuzzed
+//! bytes). [`parse`] declines (returns `None`) every body serde_json rejects, and also the
+//! rare ones this reader does not take on: duplicate or escaped object keys, nesting past
+//! [`MAX_DEPTH`], bodies of 4 GiB or more. A caller then falls back to serde_json, which
+//! gives the exact error text, so the verdict is the same either way.
+//!
+//! ```
+//! let doc = mend::json::parse(br#"{"role": "user", "content": ["a\nb", 2]}"#).unwrap();
+//! let root = doc.root();
+//! assert_eq!(root.get("role").and_then(|r| r.as_str()), Some("user"));
+//! let content = root.get("content").unwrap();
+//! assert_eq!(content.len(), 2);
+//! assert_eq!(content.items().next().unwrap().to_str().as_deref(), Some("a\nb"));
+//! assert_eq!(&doc.bytes()[content.span()], br#"["a\nb", 2]"#);
+//! ```
+
+use std::borrow::Cow;
+use std::ops::Range;
+
+mod parse;
+mod scan;
+
+#[cfg(test)]
+mod tests;
+
+pub use parse::parse;
+
+/// Nesting this reader takes on; deeper bodies go to serde_json (which allows 127).
+pub const MAX_DEPTH: usize = 100;
+
+/// Escaped strings up to this many raw bytes are unescaped once at parse time, so
+/// [`Node::as_str`] can lend them; longer ones are unescaped on demand ([`Node::to_str`]).
+pub const SHORT_ESCAPED: usize = 128;
+
+/// What a value is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// `null`
+    Null,
+    /// `true` or `false`
+    Bool,
+    /// A number.
+    Number,
+    /// A string.
+    String,
+    /// An array.
+    Array,
+    /// An object.
+    Object,
+}
+
+const ESCAPED: u8 = 1;
+const TRUE: u8 = 2;
+/// An escaped short string's text sits in `Doc::unescaped` at `aux..aux + len`.
+const OWNED: u8 = 4;
+
+/// One tape entry. Strings span their content (between the quotes); other values their
+/// whole text. For an array or object, `next` is the index of the entry after its last
+/// descendant and `aux` its element count (members for an object); for a string whose
+/// text is owned (`OWNED`), `aux` is its offset in `Doc::unescaped` and `next` its length.
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    start: u32,
+    end: u32,
+    next: u32,
+    aux: u32,
+    kind: Kind,
+    flags: u8,
+}
+
+/// A parsed body: the bytes and their tape. An object's entry is followed by each
+/// member's key (a string entry) and value; an array's by its items.
+#[derive(Debug)]
+pub struct Doc<'a> {
+    src: &'a [u8],
+    tape: Vec<Entry>,
+    unescaped: String,
+}
+
+impl<'a> Doc<'a> {
+    /// The top-level value.
+    pub fn root(&self) -> Node<'_> {
+        Node { doc: self, at: 0 }
+    }
+
+    /// The bytes the document was parsed from.
+    pub fn bytes(&self) -> &'a [u8] {
+        self.src
+    }
+
+    /// How many values the tape holds (object keys count as values).
+    pub fn tape_len(&self) -> usize {
+        self.tape.len()
+    }
+}
+
+/// A value in a [`Doc`]: a cheap copyable handle.
+#[derive(Clone, Copy)]
+pub struct Node<'d> {
+    doc: &'d Doc<'d>,
+    at: u32,
+}
+
+impl std::fmt::Debug for Node<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let raw = &self.doc.src[self.span()];
+        write!(f, "{:?}@{}", self.kind(), String::from_utf8_lossy(raw))
+    }
+}
+
+impl<'d> Node<'d> {
+    fn entry(&self) -> &'d Entry {
+        &self.doc.tape[self.at as usize]
+    }
+
+    fn at(&self, at: u32) -> Node<'d> {
+        Node { doc: self.doc, at }
+    }
+
+    /// What the value is.
+    pub fn kind(&self) -> Kind {
+        self.entry().kind
+    }
+
+    /// The value's bytes in the body, a string's quotes included.
+    pub fn span(&self) -> Range<usize> {
+        let e = self.entry();
+        match e.kind {
+            Kind::String => e.start as usize - 1..e.end as usize + 1,
+            _ => e.start as usize..e.end as usize,
+        }
+    }
+
+    /// A string's content as it is written in the body (escapes not undone).
+    pub fn raw_str(&self) -> Option<&'d str> {
+        let e = self.entry();
+        (e.kind == Kind::String).then(|| {
+            let bytes = &self.doc.src[e.start as usize..e.end as usize];
+            // The whole body was checked as UTF-8, and string spans end at ASCII quotes.
+            std::str::from_utf8(bytes).unwrap_or_default()
+        })
+    }
+
+    /// Whether a string has escapes (its raw and its decoded text differ).
+    pub fn has_escapes(&self) -> bool {
+        self.entry().kind == Kind::String && self.entry().flags & ESCAPED != 0
+    }
+
+    /// A string's text, when it can be lent: always unless it is a long string with
+    /// escapes (see [`Node::to_str`]).
+    pub fn as_str(&self) -> Option<&'d str> {
+        let e = self.entry();
+        if e.kind != Kind::String {
+            return None;
+        }
+        if e.flags & OWNED != 0 {
+            // For an owned string, `aux` is where its text starts and `next` its length.
+            let from = e.aux as usize;
+            return self.doc.unescaped.get(from..from + e.next as usize);
+        }
+        if e.flags & ESCAPED != 0 {
+            return None;
+        }
+        self.raw_str()
+    }
+
+    /// The index of the entry after this value and its descendants.
+    fn skip(&self) -> u32 {
+        let e = self.entry();
+        match e.kind {
+            Kind::Array | Kind::Object => e.next,
+            _ => self.at + 1,
+        }
+    }
+
+    /// A string's text, unescaped when it has to be.
+    pub fn to_str(&self) -> Option<Cow<'d, str>> {
+        if let Some(s) = self.as_str() {
+            return Some(Cow::Borrowed(s));
+        }
+        self.raw_str().map(|raw| Cow::Owned(scan::unescape(raw)))
+    }
+
+    /// `true` or `false`.
+    pub fn as_bool(&self) -> Option<bool> {
+        let e = self.entry();
+        (e.kind == Kind::Bool).then_some(e.flags & TRUE != 0)
+    }
+
+    /// Whether the value is `null`.
+    pub fn is_null(&self) -> bool {
+        self.kind() == Kind::Null
+    }
+
+    /// A number's text.
+    pub fn number_text(&self) -> Option<&'d str> {
+        let e = self.entry();
+        (e.kind == Kind::Number)
+            .then(|| std::str::from_utf8(&self.doc.src[self.span()]).unwrap_or_default())
+    }
+
+    /// A number as a `u64`, as `serde_json::Value::as_u64` reads it (integers only).
+    pub fn as_u64(&self) -> Option<u64> {
+        self.number_text().and_then(|t| t.parse().ok())
+    }
+
+    /// A number as an `i64`, as `serde_json::Value::as_i64` reads it (integers only).
+    pub fn as_i64(&self) -> Option<i64> {
+        // serde_json reads `-0` as the float -0.0.
+        self.number_text()
+            .filter(|t| *t != "-0")
+            .and_then(|t| t.parse().ok())
+    }
+
+    /// A number as an `f64`, as `serde_json::Value::as_f64` reads it.
+    pub fn as_f64(&self) -> Option<f64> {
+        self.number_text().and_then(|t| t.parse().ok())
+    }
+
+    /// Items of an array, members of an object, 0 otherwise.
+    pub fn len(&self) -> usize {
+        match self.kind() {
+            Kind::Array | Kind::Object => self.entry().aux as usize,
+            _ => 0,
+        }
+    }
+
+    /// An array or object without elements, or a scalar.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// An object's member.
+    pub fn get(&self, key: &str) -> Option<Node<'d>> {
+        self.members().find(|(k, _)| *k == key).map(|(_, v)| v)
+    }
+
+    /// An array's item.
+    pub fn index(&self, i: usize) -> Option<Node<'d>> {
+        if self.kind() != Kind::Array {
+            return None;
+        }
+        self.items().nth(i)
+    }
+
+    /// An array's items (nothing for anything else).
+    pub fn items(&self) -> Items<'d> {
+        let e = self.entry();
+        let (at, end) = match e.kind {
+            Kind::Array => (self.at + 1, e.next),
+            _ => (0, 0),
+        };
+        Items {
+            node: self.at(at),
+            end,
+        }
+    }
+
+    /// An object's members in body order, keys unescaped (nothing for anything else).
+    pub fn members(&self) -> Members<'d> {
+        let e = self.entry();
+        let (at, end) = match e.kind {
+            Kind::Object => (self.at + 1, e.next),
+            _ => (0, 0),
+        };
+        Members {
+            node: self.at(at),
+            end,
+        }
+    }
+}
+
+/// The items of an array.
+#[derive(Clone)]
+pub struct Items<'d> {
+    node: Node<'d>,
+    end: u32,
+}
+
+impl<'d> Iterator for Items<'d> {
+    type Item = Node<'d>;
+
+    fn next(&mut self) -> Option<Node<'d>> {
+        if self.node.at >= self.end {
+            return None;
+        }
+        let item = self.node;
+        self.node.at = item.skip();
+        Some(item)
+    }
+}
+
+/// The members of an object.
+#[derive(Clone)]
+pub struct Members<'d> {
+    node: Node<'d>,
+    end: u32,
+}
+
+impl<'d> Iterator for Members<'d> {
+    type Item = (&'d str, Node<'d>);
+
+    fn next(&mut self) -> Option<(&'d str, Node<'d>)> {
+        if self.node.at >= self.end {
+            return None;
+        }
+        let key = self.node;
+        let value = self.node.at(key.at + 1);
+        self.node.at = value.skip();
+        // Keys are never escaped (parse declines escaped keys), so they always borrow.
+        Some((key.raw_str().unwrap_or_default(), value))
+    }
+}

@@ -1,0 +1,247 @@
+//! The one pass that validates a body and writes its tape.
+
+use std::collections::HashSet;
+
+use super::{scan, Doc, Entry, Kind, ESCAPED, MAX_DEPTH, OWNED, SHORT_ESCAPED, TRUE};
+
+/// Read `bytes` as one JSON document onto a tape; `None` when serde_json would reject it,
+/// or when it is one of the rare bodies this reader leaves to serde_json (duplicate or
+/// escaped keys, nesting past [`MAX_DEPTH`], 4 GiB or more).
+pub fn parse(bytes: &[u8]) -> Option<Doc<'_>> {
+    if u32::try_from(bytes.len()).is_err() || std::str::from_utf8(bytes).is_err() {
+        return None;
+    }
+    let mut p = Parser {
+        src: bytes,
+        pos: 0,
+        // A conversation body runs to one value per ~40 bytes; the tape grows if not.
+        tape: Vec::with_capacity(bytes.len() / 40 + 4),
+        unescaped: String::new(),
+        keys: Vec::new(),
+    };
+    p.skip_ws();
+    p.value(0)?;
+    p.skip_ws();
+    (p.pos == bytes.len()).then_some(Doc {
+        src: bytes,
+        tape: p.tape,
+        unescaped: p.unescaped,
+    })
+}
+
+struct Parser<'a> {
+    src: &'a [u8],
+    pos: usize,
+    tape: Vec<Entry>,
+    unescaped: String,
+    /// The keys of the objects being read, innermost last (for the duplicate check).
+    keys: Vec<(u32, u32)>,
+}
+
+impl Parser<'_> {
+    fn skip_ws(&mut self) {
+        while let Some(b' ' | b'\n' | b'\t' | b'\r') = self.src.get(self.pos) {
+            self.pos += 1;
+        }
+    }
+
+    fn push(&mut self, kind: Kind, start: usize, end: usize, flags: u8) -> usize {
+        self.tape.push(Entry {
+            start: start as u32,
+            end: end as u32,
+            next: 0,
+            aux: 0,
+            kind,
+            flags,
+        });
+        self.tape.len() - 1
+    }
+
+    fn value(&mut self, depth: usize) -> Option<()> {
+        match *self.src.get(self.pos)? {
+            b'{' => self.object(depth),
+            b'[' => self.array(depth),
+            b'"' => self.string().map(|_| ()),
+            b't' => self.literal(b"true", Kind::Bool, TRUE),
+            b'f' => self.literal(b"false", Kind::Bool, 0),
+            b'n' => self.literal(b"null", Kind::Null, 0),
+            b'-' | b'0'..=b'9' => self.number(),
+            _ => None,
+        }
+    }
+
+    fn literal(&mut self, word: &[u8], kind: Kind, flags: u8) -> Option<()> {
+        let end = self.pos + word.len();
+        if self.src.get(self.pos..end)? != word {
+            return None;
+        }
+        self.push(kind, self.pos, end, flags);
+        self.pos = end;
+        Some(())
+    }
+
+    /// A string at `pos` (its opening quote); returns its entry's index.
+    fn string(&mut self) -> Option<usize> {
+        let start = self.pos + 1;
+        let (end, escaped) = scan::string_end(self.src, start)?;
+        self.pos = end + 1;
+        if !escaped {
+            return Some(self.push(Kind::String, start, end, 0));
+        }
+        let at = self.push(Kind::String, start, end, ESCAPED);
+        if end - start <= SHORT_ESCAPED {
+            let raw = std::str::from_utf8(&self.src[start..end]).ok()?;
+            let from = self.unescaped.len();
+            scan::unescape_into(raw, &mut self.unescaped);
+            let e = &mut self.tape[at];
+            e.flags |= OWNED;
+            e.aux = u32::try_from(from).ok()?;
+            e.next = u32::try_from(self.unescaped.len() - from).ok()?;
+        }
+        Some(at)
+    }
+
+    fn number(&mut self) -> Option<()> {
+        let start = self.pos;
+        let src = self.src;
+        let mut i = start + usize::from(src[start] == b'-');
+        let digits = |mut i: usize| {
+            while src.get(i).is_some_and(u8::is_ascii_digit) {
+                i += 1;
+            }
+            i
+        };
+        let int_start = i;
+        match src.get(i)? {
+            b'0' => i += 1,
+            b'1'..=b'9' => i = digits(i),
+            _ => return None,
+        }
+        let int_digits = i - int_start;
+        let mut float = false;
+        if src.get(i) == Some(&b'.') {
+            let after = digits(i + 1);
+            if after == i + 1 {
+                return None;
+            }
+            (i, float) = (after, true);
+        }
+        if let Some(b'e' | b'E') = src.get(i) {
+            i += 1;
+            if let Some(b'+' | b'-') = src.get(i) {
+                i += 1;
+            }
+            let after = digits(i);
+            if after == i {
+                return None;
+            }
+            (i, float) = (after, true);
+        }
+        // serde_json reads what does not fit a u64/i64 as an f64 and refuses infinity.
+        if float || int_digits > 18 {
+            let text = std::str::from_utf8(&src[start..i]).ok()?;
+            if !text.parse::<f64>().ok()?.is_finite() {
+                return None;
+            }
+        }
+        self.push(Kind::Number, start, i, 0);
+        self.pos = i;
+        Some(())
+    }
+
+    fn array(&mut self, depth: usize) -> Option<()> {
+        if depth >= MAX_DEPTH {
+            return None;
+        }
+        let at = self.push(Kind::Array, self.pos, 0, 0);
+        self.pos += 1;
+        self.skip_ws();
+        let mut count = 0u32;
+        if self.src.get(self.pos) != Some(&b']') {
+            loop {
+                self.value(depth + 1)?;
+                count += 1;
+                self.skip_ws();
+                match *self.src.get(self.pos)? {
+                    b',' => {
+                        self.pos += 1;
+                        self.skip_ws();
+                    }
+                    b']' => break,
+                    _ => return None,
+                }
+            }
+        }
+        self.pos += 1;
+        self.close(at, count);
+        Some(())
+    }
+
+    fn object(&mut self, depth: usize) -> Option<()> {
+        if depth >= MAX_DEPTH {
+            return None;
+        }
+        let at = self.push(Kind::Object, self.pos, 0, 0);
+        let keys_from = self.keys.len();
+        self.pos += 1;
+        self.skip_ws();
+        let mut count = 0u32;
+        if self.src.get(self.pos) != Some(&b'}') {
+            loop {
+                if self.src.get(self.pos) != Some(&b'"') {
+                    return None;
+                }
+                let key = self.string()?;
+                let k = self.tape[key];
+                if k.flags & ESCAPED != 0 {
+                    return None; // an escaped key may equal another spelled plainly
+                }
+                self.keys.push((k.start, k.end));
+                self.skip_ws();
+                if self.src.get(self.pos) != Some(&b':') {
+                    return None;
+                }
+                self.pos += 1;
+                self.skip_ws();
+                self.value(depth + 1)?;
+                count += 1;
+                self.skip_ws();
+                match *self.src.get(self.pos)? {
+                    b',' => {
+                        self.pos += 1;
+                        self.skip_ws();
+                    }
+                    b'}' => break,
+                    _ => return None,
+                }
+            }
+        }
+        self.pos += 1;
+        if has_duplicate(self.src, &self.keys[keys_from..]) {
+            return None; // serde_json keeps the last value at the first key's place
+        }
+        self.keys.truncate(keys_from);
+        self.close(at, count);
+        Some(())
+    }
+
+    fn close(&mut self, at: usize, count: u32) {
+        let next = self.tape.len() as u32;
+        let e = &mut self.tape[at];
+        e.end = self.pos as u32;
+        e.next = next;
+        e.aux = count;
+    }
+}
+
+fn has_duplicate(src: &[u8], keys: &[(u32, u32)]) -> bool {
+    let text = |&(s, e): &(u32, u32)| &src[s as usize..e as usize];
+    if keys.len() <= 16 {
+        return keys
+            .iter()
+            .enumerate()
+            .any(|(i, a)| keys[..i].iter().any(|b| text(a) == text(b)));
+    }
+    let mut seen = HashSet::with_capacity(keys.len());
+    !keys.iter().all(|k| seen.insert(text(k)))
+}

@@ -1,0 +1,121 @@
+use super::*;
+
+fn accepts(text: &str) -> bool {
+    parse(text.as_bytes()).is_some()
+}
+
+#[test]
+fn reads_every_kind_with_its_span() {
+    let text = r#" {"a": null, "b": [true, false, -1.5e3, "x\"y"], "c": {}} "#;
+    let doc = parse(text.as_bytes()).expect("JSON");
+    let root = doc.root();
+    assert_eq!(root.kind(), Kind::Object);
+    assert_eq!(root.len(), 3);
+    assert!(root.get("a").expect("a").is_null());
+    let b = root.get("b").expect("b");
+    let kinds: Vec<_> = b.items().map(|n| n.kind()).collect();
+    assert_eq!(kinds, [Kind::Bool, Kind::Bool, Kind::Number, Kind::String]);
+    assert_eq!(b.index(0).and_then(|n| n.as_bool()), Some(true));
+    assert_eq!(b.index(1).and_then(|n| n.as_bool()), Some(false));
+    assert_eq!(b.index(2).and_then(|n| n.as_f64()), Some(-1500.0));
+    let s = b.index(3).expect("string");
+    assert!(s.has_escapes());
+    assert_eq!(s.as_str(), Some("x\"y"));
+    assert_eq!(s.raw_str(), Some(r#"x\"y"#));
+    assert_eq!(&text[s.span()], r#""x\"y""#);
+    assert_eq!(&text[root.span()], text.trim());
+    let c = root.get("c").expect("c");
+    assert!(c.is_empty() && c.members().next().is_none());
+    let keys: Vec<_> = root.members().map(|(k, _)| k).collect();
+    assert_eq!(keys, ["a", "b", "c"]);
+    assert!(root.get("d").is_none() && b.get("a").is_none() && root.index(0).is_none());
+}
+
+#[test]
+fn long_escaped_strings_are_unescaped_on_demand() {
+    let long = "line\\n".repeat(100);
+    let text = format!(r#"["{long}"]"#);
+    let doc = parse(text.as_bytes()).expect("JSON");
+    let s = doc.root().index(0).expect("item");
+    assert_eq!(s.as_str(), None);
+    assert_eq!(s.to_str().as_deref(), Some("line\n".repeat(100).as_str()));
+}
+
+#[test]
+fn skips_subtrees_in_one_step() {
+    let doc = parse(br#"[[1, [2, {"k": [3]}]], {"x": [4, 5]}, 6]"#).expect("JSON");
+    let items: Vec<_> = doc.root().items().map(|n| n.kind()).collect();
+    assert_eq!(items, [Kind::Array, Kind::Object, Kind::Number]);
+    assert_eq!(doc.root().index(2).and_then(|n| n.as_u64()), Some(6));
+}
+
+#[test]
+fn accepts_and_declines_as_serde_json_does() {
+    for ok in [
+        "0",
+        "-0",
+        "1e5",
+        "1E+5",
+        "0.5e-3",
+        "\"\\u0000\"",
+        " [ ] ",
+        "{\"a\":{}}",
+        "1e-400",
+    ] {
+        assert!(accepts(ok), "{ok}");
+        assert!(
+            serde_json::from_str::<serde_json::Value>(ok).is_ok(),
+            "{ok}"
+        );
+    }
+    let bad = [
+        "",
+        " ",
+        "01",
+        "1.",
+        ".5",
+        "-",
+        "+1",
+        "1e",
+        "1e400",
+        "[1,]",
+        "{\"a\":1,}",
+        "[1 2]",
+        "{\"a\" 1}",
+        "{1:2}",
+        "tru",
+        "nul",
+        "\"a",
+        "\"\t\"",
+        "[1]x",
+        "\"\\ud800\"",
+        "'a'",
+        "\u{feff}1",
+        "NaN",
+        "[",
+        "{\"a\":1}}",
+    ];
+    for b in bad {
+        assert!(!accepts(b), "{b:?}");
+        assert!(
+            serde_json::from_str::<serde_json::Value>(b).is_err(),
+            "{b:?}"
+        );
+    }
+    assert!(parse(b"\"\xff\"").is_none(), "invalid UTF-8");
+}
+
+#[test]
+fn declines_what_it_leaves_to_serde_json() {
+    // serde_json reads these; the tape leaves them to it.
+    for text in [r#"{"a":1,"a":2}"#, r#"{"\u0061":1}"#] {
+        assert!(serde_json::from_str::<serde_json::Value>(text).is_ok());
+        assert!(!accepts(text), "{text}");
+    }
+    let many: Vec<String> = (0..40).map(|i| format!("\"k{}\":1", i % 39)).collect();
+    assert!(!accepts(&format!("{{{}}}", many.join(","))));
+    let deep = format!("{}{}", "[".repeat(MAX_DEPTH), "]".repeat(MAX_DEPTH));
+    assert!(accepts(&deep));
+    let deeper = format!("{}{}", "[".repeat(MAX_DEPTH + 1), "]".repeat(MAX_DEPTH + 1));
+    assert!(!accepts(&deeper));
+}
