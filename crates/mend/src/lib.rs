@@ -52,6 +52,7 @@ pub mod repair;
 mod role;
 pub mod rules;
 mod sse;
+mod tokens;
 pub mod trim;
 mod violation;
 
