@@ -409,6 +409,7 @@ impl<'a> Pieces<'a> {
     }
 
     /// `[upper]*[lower]+(contraction)?` at `q`, as a backtracking matcher takes it.
+    #[inline]
     fn upper_star_lower_plus(&self, q: usize) -> Option<usize> {
         let r = self.run(q, CASED_UPPER);
         if r < self.b.len() && self.at(r).0 & CASED_LOWER != 0 {
@@ -500,18 +501,23 @@ impl<'a> Pieces<'a> {
     fn o200k(&self, p: usize) -> usize {
         let (c0, l0) = self.at(p);
         let prefixed = is_prefix(c0) && p + l0 < self.b.len();
-        if let Some(e) = prefixed
-            .then(|| self.upper_star_lower_plus(p + l0))
-            .flatten()
-            .or_else(|| self.upper_star_lower_plus(p))
-            .or_else(|| {
-                prefixed
-                    .then(|| self.upper_plus_lower_star(p + l0))
-                    .flatten()
-            })
-            .or_else(|| self.upper_plus_lower_star(p))
-        {
-            return e;
+        const CASED: u8 = CASED_UPPER | CASED_LOWER;
+        // The two word branches need a cased character first, after the prefix or at p.
+        let word_may_follow = c0 & CASED != 0 || (prefixed && self.at(p + l0).0 & CASED != 0);
+        if word_may_follow {
+            if let Some(e) = prefixed
+                .then(|| self.upper_star_lower_plus(p + l0))
+                .flatten()
+                .or_else(|| self.upper_star_lower_plus(p))
+                .or_else(|| {
+                    prefixed
+                        .then(|| self.upper_plus_lower_star(p + l0))
+                        .flatten()
+                })
+                .or_else(|| self.upper_plus_lower_star(p))
+            {
+                return e;
+            }
         }
         if c0 & NUMBER != 0 {
             return self.numbers(p);
