@@ -362,6 +362,27 @@ fn repair(
     })
 }
 
+/// Item token counts kept for the process, so trimming a growing history again only
+/// counts its new items (bounded: `TokenCache::LIMIT` items, then it starts over).
+static TRIM_COUNTS: std::sync::LazyLock<std::sync::Mutex<mend::trim::TokenCache>> =
+    std::sync::LazyLock::new(Default::default);
+
+/// `mend::trim` through the process' count memo; a thread that finds it busy counts
+/// afresh rather than wait.
+fn trim_memoized(v: &Value, opts: &mend::TrimOptions) -> Result<mend::Trimmed, mend::Error> {
+    match TRIM_COUNTS.try_lock() {
+        Ok(mut memo) => mend::trim::trim_with_cache(v, opts, &mut memo),
+        Err(std::sync::TryLockError::Poisoned(p)) => {
+            // A panic left it half written: start over.
+            let mut memo = p.into_inner();
+            *memo = Default::default();
+            TRIM_COUNTS.clear_poison();
+            mend::trim::trim_with_cache(v, opts, &mut memo)
+        }
+        Err(std::sync::TryLockError::WouldBlock) => mend::trim(v, opts),
+    }
+}
+
 /// Trim a request body to a token budget, dropping whole call groups oldest first.
 #[pyfunction]
 #[pyo3(signature = (body, budget, *, keep_last=1, protect=0, model=None, dialect=None,
@@ -388,7 +409,7 @@ fn trim(
         .detach(|| {
             let v = source.parse()?;
             confirmed(&v, &opts.check)?;
-            let mut t = mend::trim(&v, &opts)?;
+            let mut t = trim_memoized(&v, &opts)?;
             let changed = (!t.dropped.is_empty() || !t.repairs.is_empty())
                 .then(|| encode(form, std::mem::take(&mut t.body)));
             Ok((t, changed))
