@@ -195,7 +195,9 @@ def main() -> int:
           / max(1, sum(mend[i]["tokens_before"] for i in ids))))
     w("## Method\n")
     w("- Both tools run in-process on the same machine, one after the other; each conversation is "
-      "timed %s times (median) after a warm-up pass over the whole corpus (tokenizers loaded). "
+      "timed %s times (median) after a warm-up pass over the whole corpus (tokenizers loaded); "
+      "the uncached runs go round the whole corpus once per repetition on both sides, so no "
+      "conversation is timed with the tables its own previous run warmed. "
       "mend gets parsed JSON (`serde_json::Value`), LangChain gets `BaseMessage` objects: "
       "neither parsing nor conversion is timed." % meta.get("reps"))
     w("- LangChain: `trim_messages(messages, max_tokens=budget, token_counter=tiktoken_counter, "
