@@ -119,6 +119,10 @@ fn collect_text(v: &Value, out: &mut String) {
 #[derive(Debug, Default)]
 pub struct TokenCache {
     counts: HashMap<(Counter, u64), usize>,
+    /// The keys of the item hash, random per cache: a caller who can choose items (one
+    /// process-wide cache serves every caller of the Python binding) cannot craft two
+    /// that collide and so read another's count.
+    keys: std::collections::hash_map::RandomState,
 }
 
 impl TokenCache {
@@ -126,7 +130,7 @@ impl TokenCache {
     pub const LIMIT: usize = 1 << 18;
 
     fn count(&mut self, counter: Counter, item: &Value) -> usize {
-        let key = (counter, hash_value(item));
+        let key = (counter, hash_value(item, &self.keys));
         if let Some(&n) = self.counts.get(&key) {
             return n;
         }
@@ -166,8 +170,8 @@ impl Counts<'_> {
 
 /// A structural hash of a JSON value (no serialization): keys, strings, numbers and the
 /// shape all count, so two items hash equal only when they are equal JSON (in key order).
-fn hash_value(v: &Value) -> u64 {
-    use std::hash::{Hash, Hasher};
+fn hash_value(v: &Value, keys: &std::collections::hash_map::RandomState) -> u64 {
+    use std::hash::{BuildHasher, Hash, Hasher};
     fn feed(v: &Value, h: &mut std::collections::hash_map::DefaultHasher) {
         match v {
             Value::Null => 0u8.hash(h),
@@ -191,7 +195,7 @@ fn hash_value(v: &Value) -> u64 {
             }
         }
     }
-    let mut h = std::collections::hash_map::DefaultHasher::new();
+    let mut h = keys.build_hasher();
     feed(v, &mut h);
     h.finish()
 }
