@@ -13,7 +13,7 @@
 //! `strict`, which forwards nothing it has not checked.
 
 use bytes::Bytes;
-use mend::repair::{repair, Edit, RepairOptions};
+use mend::repair::{repair_owned, splice, Edit, RepairOptions};
 use mend::{CheckOptions, Dialect, Violation};
 use serde_json::Value;
 
@@ -167,7 +167,8 @@ pub(crate) fn judge(mode: Mode, target: &Target<'_>, body: &[u8]) -> Verdict {
 }
 
 /// `repair` mode on a body the check found errors in: the repaired copy (and its tree,
-/// for the capture) when an edit was made.
+/// for the capture) when an edit was made. The copy is the client's bytes with only the
+/// changed history items (and members) written anew (`mend::repair::splice`).
 fn repaired(body: &[u8], opts: CheckOptions, found: Vec<Violation>) -> Verdict {
     let Some(parsed) = parse(body) else {
         // The check read it: it is JSON. Kept as a safe fallback all the same.
@@ -180,7 +181,7 @@ fn repaired(body: &[u8], opts: CheckOptions, found: Vec<Violation>) -> Verdict {
         check: opts,
         ..RepairOptions::default()
     };
-    match repair(&parsed, &ropts) {
+    match repair_owned(parsed, &ropts) {
         Ok(fixed) => {
             let outcome = match (fixed.changed(), fixed.valid()) {
                 (true, true) => "repaired",
@@ -188,7 +189,7 @@ fn repaired(body: &[u8], opts: CheckOptions, found: Vec<Violation>) -> Verdict {
                 (false, _) => "unrepairable",
             };
             let replacement = if fixed.changed() {
-                serde_json::to_vec(&fixed.body).ok().map(Bytes::from)
+                Some(Bytes::from(splice(body, &fixed)))
             } else {
                 None
             };
@@ -254,6 +255,22 @@ mod tests {
         let fixed: Value = serde_json::from_slice(v.replacement.as_ref().unwrap()).unwrap();
         assert_eq!(fixed["messages"].as_array().unwrap().len(), 1);
         assert_eq!(v.edits.len(), 1);
+    }
+
+    /// A repaired body goes upstream as the client's bytes with only the changed part
+    /// written anew: the untouched message keeps its spacing and escapes.
+    #[test]
+    fn repair_keeps_the_untouched_bytes() {
+        let body = br#"{"model":"gpt-4o","messages":[ {"role" : "user",  "content":"caf\u00e9"} ,
+        {"role":"tool","tool_call_id":"call_1","content":"x"}]}"#;
+        let v = judge(Mode::Repair, &chat(), body);
+        assert_eq!(v.outcome, "repaired");
+        let sent = std::str::from_utf8(v.replacement.as_ref().unwrap()).unwrap();
+        assert!(
+            sent.contains(r#"{"role" : "user",  "content":"caf\u00e9"}"#),
+            "{sent}"
+        );
+        assert!(!sent.contains("call_1"), "{sent}");
     }
 
     /// What cannot be read passes unchanged (and counted `unchecked`) in every mode but
