@@ -193,11 +193,9 @@ for size in ["5KB", "200KB"]:
     pairs = list(zip(d, m))
     a50 = med([y["p50_us"] - x["p50_us"] for x, y in pairs])
     a99 = med([y["p99_us"] - x["p99_us"] for x, y in pairs])
-    budget = ""
-    if size == "200KB":
-        ok = a50 < 1000
-        budget = f"< 1 ms: {'met' if ok else 'MISSED'}"
-        verdicts.append(ok)
+    # The latency budget (issue 17 target 5: < 0.3 ms at 200 KB) is judged by
+    # bench/gateway-overhead.sh against a Rust mock; this upstream is the tests' mock.
+    budget = "see gateway-overhead" if size == "200KB" else ""
     lines.append(f"| {size} | {ms(med([x['p50_us'] for x in d]))} | {ms(med([x['p50_us'] for x in m]))} | {ms(a50)} | "
                  f"{ms(med([x['p99_us'] for x in d]))} | {ms(med([x['p99_us'] for x in m]))} | {ms(a99)} | {budget} |")
 lines += ["", f"## Requests per second ({conc} connections)", "",
