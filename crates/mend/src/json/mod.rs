@@ -29,11 +29,13 @@ use std::ops::Range;
 
 mod parse;
 mod scan;
+mod view;
 
 #[cfg(test)]
 mod tests;
 
 pub use parse::parse;
+pub(crate) use view::Json;
 
 /// Nesting this reader takes on; deeper bodies go to serde_json (which allows 127).
 pub const MAX_DEPTH: usize = 100;
@@ -85,6 +87,8 @@ pub struct Doc<'a> {
     src: &'a [u8],
     tape: Vec<Entry>,
     unescaped: String,
+    /// A reader was lent a long escaped string raw (see `Json::str`).
+    lent_raw: std::cell::Cell<bool>,
 }
 
 impl<'a> Doc<'a> {
@@ -96,6 +100,13 @@ impl<'a> Doc<'a> {
     /// The bytes the document was parsed from.
     pub fn bytes(&self) -> &'a [u8] {
         self.src
+    }
+
+    /// Whether a reader was lent a string's raw text where it needed the unescaped one
+    /// (a long escaped string read as an id or a name): what it read cannot be trusted,
+    /// and the body must be read through serde_json instead.
+    pub fn lent_raw(&self) -> bool {
+        self.lent_raw.get()
     }
 
     /// How many values the tape holds (object keys count as values).
@@ -123,7 +134,7 @@ impl<'d> Node<'d> {
         &self.doc.tape[self.at as usize]
     }
 
-    fn at(&self, at: u32) -> Node<'d> {
+    fn node_at(&self, at: u32) -> Node<'d> {
         Node { doc: self.doc, at }
     }
 
@@ -261,7 +272,7 @@ impl<'d> Node<'d> {
             _ => (0, 0),
         };
         Items {
-            node: self.at(at),
+            node: self.node_at(at),
             end,
         }
     }
@@ -274,7 +285,7 @@ impl<'d> Node<'d> {
             _ => (0, 0),
         };
         Members {
-            node: self.at(at),
+            node: self.node_at(at),
             end,
         }
     }
@@ -315,7 +326,7 @@ impl<'d> Iterator for Members<'d> {
             return None;
         }
         let key = self.node;
-        let value = self.node.at(key.at + 1);
+        let value = self.node.node_at(key.at + 1);
         self.node.at = value.skip();
         // Keys are never escaped (parse declines escaped keys), so they always borrow.
         Some((key.raw_str().unwrap_or_default(), value))

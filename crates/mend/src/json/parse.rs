@@ -26,6 +26,7 @@ pub fn parse(bytes: &[u8]) -> Option<Doc<'_>> {
         src: bytes,
         tape: p.tape,
         unescaped: p.unescaped,
+        lent_raw: Default::default(),
     })
 }
 

@@ -1,6 +1,8 @@
 //! Byte scanning for strings: finding a string's end eight bytes at a time, checking its
 //! escapes, and undoing them.
 
+use super::view::Text;
+
 const LO: u64 = 0x0101_0101_0101_0101;
 const HI: u64 = 0x8080_8080_8080_8080;
 
@@ -96,22 +98,56 @@ pub(super) fn unescape_into(raw: &str, out: &mut String) {
     while let Some(off) = raw.get(i..).and_then(|r| r.find('\\')) {
         out.push_str(&raw[i..i + off]);
         i += off;
-        let (c, len) = match bytes.get(i + 1) {
-            Some(b'"') => ('"', 2),
-            Some(b'\\') => ('\\', 2),
-            Some(b'/') => ('/', 2),
-            Some(b'b') => ('\u{8}', 2),
-            Some(b'f') => ('\u{c}', 2),
-            Some(b'n') => ('\n', 2),
-            Some(b'r') => ('\r', 2),
-            Some(b't') => ('\t', 2),
-            Some(b'u') => unicode_escape(bytes, i),
-            _ => ('\u{fffd}', 1),
-        };
+        let (c, len) = escape_char(bytes, i);
         out.push(c);
         i += len;
     }
     out.push_str(raw.get(i..).unwrap_or_default());
+}
+
+/// The [`Text`] of a string's raw content with escapes, found without unescaping it:
+/// the length is counted escape by escape, blankness stops at the first character that is
+/// not white space, the last character is the raw one unless an escape ends the string.
+pub(super) fn text_of_escaped(raw: &str) -> Text {
+    let bytes = raw.as_bytes();
+    let (mut len, mut i) = (0, 0);
+    let mut blank = true;
+    let mut last_escaped = None;
+    while let Some(off) = memchr::memchr(b'\\', &bytes[i..]) {
+        let plain = &raw[i..i + off];
+        blank = blank && plain.trim().is_empty();
+        len += off;
+        let (c, n) = escape_char(bytes, i + off);
+        blank = blank && c.is_whitespace();
+        len += c.len_utf8();
+        i += off + n;
+        last_escaped = (i == raw.len()).then_some(c);
+    }
+    let tail = &raw[i..];
+    Text {
+        blank: blank && tail.trim().is_empty(),
+        len: len + tail.len(),
+        trailing_space: match last_escaped {
+            Some(c) => c.is_whitespace(),
+            None => tail.chars().last().is_some_and(char::is_whitespace),
+        },
+    }
+}
+
+/// The character of the escape at `at` and the escape's length.
+fn escape_char(bytes: &[u8], at: usize) -> (char, usize) {
+    match bytes.get(at + 1) {
+        Some(b'"') => ('"', 2),
+        Some(b'\\') => ('\\', 2),
+        Some(b'/') => ('/', 2),
+        Some(b'b') => ('\u{8}', 2),
+        Some(b'f') => ('\u{c}', 2),
+        Some(b'n') => ('\n', 2),
+        Some(b'r') => ('\r', 2),
+        Some(b't') => ('\t', 2),
+        Some(b'u') => unicode_escape(bytes, at),
+        _ => ('\u{fffd}', 1),
+    }
 }
 
 fn unicode_escape(bytes: &[u8], at: usize) -> (char, usize) {
@@ -165,5 +201,21 @@ mod tests {
             assert_eq!(string_end(src.as_bytes(), 0), None, "{bad}");
         }
         assert_eq!(string_end(b"abc", 0), None, "unterminated");
+    }
+
+    #[test]
+    fn text_of_an_escaped_string_is_that_of_its_unescaped_text() {
+        for raw in [
+            r"a\nb",
+            r"\n\t ",
+            r" \u00a0",
+            r"x\u00e9",
+            r"\ud83d\ude00",
+            r"\\",
+            r"a \n",
+            r"\n",
+        ] {
+            assert_eq!(text_of_escaped(raw), Text::of(&unescape(raw)), "{raw}");
+        }
     }
 }
