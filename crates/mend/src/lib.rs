@@ -283,8 +283,7 @@ pub fn confirm_dialect(body: &Value, given: Dialect) -> Result<(), Error> {
     confirm_dialect_in(body, given)
 }
 
-/// [`confirm_dialect`] over a body read onto a [`json`] tape (see [`check_doc`]; as
-/// there, what it says cannot be trusted once [`json::Doc::lent_raw`] is set).
+/// [`confirm_dialect`] over a body read onto a [`json`] tape (see [`check_doc`]).
 pub fn confirm_dialect_doc(doc: &json::Doc, given: Dialect) -> Result<(), Error> {
     confirm_dialect_in(doc.root(), given)
 }
@@ -376,23 +375,21 @@ fn pointer_key(p: &str) -> Vec<(u64, &str)> {
 ///
 /// The bytes are read onto a [`json`] tape, never into a `Value`: strings are borrowed
 /// and what no rule reads is skipped. A body the tape reader declines (not JSON, or one
-/// of the rare shapes it leaves to serde_json), or one whose reading needed a long
-/// escaped string unescaped, is read through [`parse_body`] and [`check_value`] instead,
-/// so the report (and a parse error's text) is always the one `check_value` gives.
+/// of the rare shapes it leaves to serde_json) is read through [`parse_body`] and
+/// [`check_value`] instead, so the report (and a parse error's text) is always the one
+/// `check_value` gives.
 pub fn check(bytes: &[u8], opts: &CheckOptions) -> Result<Report, Error> {
-    if let Some(report) = json::parse(bytes).and_then(|doc| check_doc(&doc, opts)) {
-        return report;
+    if let Some(doc) = json::parse(bytes) {
+        return check_doc(&doc, opts);
     }
     let body = parse_body(bytes)?;
     check_value(&body, opts)
 }
 
-/// Check a body read onto a [`json`] tape; `None` when the reading needed a long escaped
-/// string unescaped where the chain borrows it (an id, a name), which the tape cannot
-/// lend: check the body's `Value` then.
-pub fn check_doc(doc: &json::Doc, opts: &CheckOptions) -> Option<Result<Report, Error>> {
-    let report = analyze_in(doc.root(), opts).map(Analysis::into_report);
-    (!doc.lent_raw()).then_some(report)
+/// Check a body read onto a [`json`] tape (the same report [`check_value`] gives for
+/// its `Value`).
+pub fn check_doc(doc: &json::Doc, opts: &CheckOptions) -> Result<Report, Error> {
+    analyze_in(doc.root(), opts).map(Analysis::into_report)
 }
 
 /// Check a parsed body.

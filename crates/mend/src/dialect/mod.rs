@@ -423,6 +423,7 @@ pub(crate) fn history_array<'a, J: Json<'a>>(
     match body.get(root) {
         Some(a) if a.is_array() => {
             chain.facts.history_is_array = true;
+            reserve_for(chain, a.len());
             Some(a)
         }
         Some(other) => {
@@ -447,6 +448,13 @@ pub(crate) fn history_array<'a, J: Json<'a>>(
             None
         }
     }
+}
+
+/// Room on the chain for a history of `items` (a turn each, about two nodes a turn), so
+/// a long history is not copied as the chain grows.
+pub(crate) fn reserve_for(chain: &mut Chain, items: usize) {
+    chain.turns.reserve(items + 1);
+    chain.nodes.reserve(2 * items + 1);
 }
 
 /// A `malformed` finding about a value that must be a JSON object (a call's input or a

@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::{scan, Kind, Node};
+use super::{scan, Kind, Node, ENDS_IN_ESCAPE, ENDS_IN_ESCAPED_SPACE};
 
 /// A string's text as the rules judge it, computed without copying it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -33,9 +33,8 @@ pub(crate) trait Json<'a>: Copy + 'a {
     fn kind(self) -> Kind;
     /// An object's member (`None` for anything else).
     fn get(self, key: &str) -> Option<Self>;
-    /// A string's text, lent for `'a`. A tape string too long to have been unescaped at
-    /// parse time is lent raw and marks its `Doc` (`Doc::lent_raw`): the caller must
-    /// then read the body again through serde_json.
+    /// A string's text, lent for `'a` (a tape string with escapes is unescaped into its
+    /// `Doc`'s arena: ask for `text` where blankness or a length will do).
     fn str(self) -> Option<&'a str>;
     /// A string's text as the rules judge it (`None` for anything else).
     fn text(self) -> Option<Text>;
@@ -78,6 +77,8 @@ pub(crate) trait Json<'a>: Copy + 'a {
     }
     /// The string `""` (an escape always stands for at least one character).
     fn is_empty_string(self) -> bool;
+    /// A string's length in bytes, escapes undone (0 for anything else).
+    fn str_len(self) -> usize;
 }
 
 impl Kind {
@@ -147,6 +148,9 @@ impl<'a> Json<'a> for &'a Value {
     fn is_empty_string(self) -> bool {
         self.as_str() == Some("")
     }
+    fn str_len(self) -> usize {
+        self.as_str().map_or(0, str::len)
+    }
     fn at(self, i: usize) -> Option<Self> {
         self.as_array()?.get(i)
     }
@@ -160,19 +164,25 @@ impl<'a> Json<'a> for Node<'a> {
         Node::get(&self, key)
     }
     fn str(self) -> Option<&'a str> {
-        if let Some(s) = self.as_str() {
-            return Some(s);
-        }
-        let raw = self.raw_str()?;
-        self.doc.lent_raw.set(true);
-        Some(raw)
+        self.as_str()
     }
     fn text(self) -> Option<Text> {
         let raw = self.raw_str()?;
         if !self.has_escapes() {
             return Some(Text::of(raw));
         }
-        Some(scan::text_of_escaped(raw))
+        // What the parse learnt of the string: its length and how it ends.
+        let e = self.entry();
+        let trailing_space = if e.flags & ENDS_IN_ESCAPE != 0 {
+            e.flags & ENDS_IN_ESCAPED_SPACE != 0
+        } else {
+            raw.chars().last().is_some_and(char::is_whitespace)
+        };
+        Some(Text {
+            blank: scan::escaped_blank(raw),
+            len: e.next as usize,
+            trailing_space,
+        })
     }
     fn as_bool(self) -> Option<bool> {
         Node::as_bool(&self)
@@ -192,9 +202,16 @@ impl<'a> Json<'a> for Node<'a> {
     fn is_empty_string(self) -> bool {
         self.raw_str() == Some("")
     }
+    fn str_len(self) -> usize {
+        match self.raw_str() {
+            Some(_) if self.has_escapes() => self.entry().next as usize,
+            Some(raw) => raw.len(),
+            None => 0,
+        }
+    }
     fn to_json(self) -> String {
-        let raw = &self.doc.src[self.span()];
-        serde_json::from_slice::<Value>(raw)
+        let span = self.span();
+        serde_json::from_slice::<Value>(&self.doc.bytes()[span])
             .map(|v| v.to_string())
             .unwrap_or_default()
     }

@@ -492,7 +492,7 @@ fn map_call<'a, J: Json<'a>>(
 /// A cheap size estimate of a content value (string bytes; parts counted by their text).
 pub(crate) fn approx_size<'a, J: Json<'a>>(v: J) -> usize {
     match v.kind() {
-        Kind::String => v.text().map_or(0, |t| t.len),
+        Kind::String => v.str_len(),
         Kind::Array => v.items().map(approx_size).sum(),
         Kind::Object => v.members().map(|(_, m)| approx_size(m)).sum(),
         Kind::Null | Kind::Bool | Kind::Number => 0,

@@ -52,6 +52,7 @@ pub(crate) fn map<'a, J: Json<'a>>(body: J, chain: &mut Chain<'a>, out: &mut Vec
         }
         Some(items) if items.is_array() => {
             chain.facts.history_is_array = true;
+            super::reserve_for(chain, items.len());
             for (i, it) in items.items().enumerate() {
                 map_item(i, it, chain, out);
             }
