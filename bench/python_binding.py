@@ -12,8 +12,11 @@
   the tiktoken counter of LangChain's guide (bench/trim_langchain.py; its messages are
   converted to LangChain objects once, untimed), to half of each history's tokens.
 
-Times are the median of --reps passes over the whole corpus, after a warm-up pass; the
-table gives each peer's time as a multiple of mend's. Every output is checked with
+Times are the median of --reps passes over the whole corpus, after a warm-up pass (the
+repair runs take turns pass by pass); the table gives each peer's time as a multiple of
+mend's. With MEND_TARGETS set (bench/report does), issue 16's repair target is appended
+to that file as JSON lines (target "16": LiteLLM's time over mend.repair's, for a dict
+and for bytes; budget >= 5). Every output is checked with
 `mend.check`: the share the provider would accept.
 
 Run by bench/python-binding.sh (the venv, `pip install ./bindings/python`, tiktoken's
@@ -87,10 +90,22 @@ def valid_share(bodies: list[dict[str, Any]]) -> str:
     return f"{ok}/{len(bodies)}"
 
 
+def interleaved(passes: int, runs: list[Callable[[], Any]]) -> list[float]:
+    """Median seconds of one pass of each run, after a warm-up pass of each; the runs
+    take turns, so a change in the machine's load falls on all of them alike."""
+    for run in runs:
+        run()
+    times: list[list[float]] = [[] for _ in runs]
+    for _ in range(passes):
+        for run, ts in zip(runs, times):
+            t0 = time.perf_counter()
+            run()
+            ts.append(time.perf_counter() - t0)
+    return [statistics.median(ts) for ts in times]
+
+
 def bench_repair(bodies: list[dict[str, Any]], reps: int) -> list[tuple[str, float, str]]:
     raw = [json.dumps(b).encode() for b in bodies]
-    m = timed(reps, lambda: [mend.repair(b) for b in bodies])
-    m_bytes = timed(reps, lambda: [mend.repair(b) for b in raw])
     copies: list[list[list[dict[str, Any]]]] = [[copy.deepcopy(b["messages"]) for b in bodies] for _ in range(reps + 1)]
     lite_out: list[Any] = []
 
@@ -98,7 +113,10 @@ def bench_repair(bodies: list[dict[str, Any]], reps: int) -> list[tuple[str, flo
         msgs = copies.pop()
         lite_out[:] = [sanitize_messages_for_tool_calling(m) for m in msgs]
 
-    lite = timed(reps, litellm_pass)
+    m, m_bytes, lite = interleaved(
+        reps,
+        [lambda: [mend.repair(b) for b in bodies], lambda: [mend.repair(b) for b in raw], litellm_pass],
+    )
     mend_out = [mend.repair(b).body for b in bodies]
     lite_bodies = [{**b, "messages": m} for b, m in zip(bodies, lite_out)]
     return [
@@ -108,7 +126,13 @@ def bench_repair(bodies: list[dict[str, Any]], reps: int) -> list[tuple[str, flo
     ]
 
 
-def bench_trim(bodies: list[dict[str, Any]], reps: int) -> list[tuple[str, float, str]]:
+def bench_trim(bodies: list[dict[str, Any]], reps: int, fresh: Callable[[int], list[dict[str, Any]]] | None = None
+               ) -> list[tuple[str, float, str]]:
+    """mend.trim against LangChain on the same histories. mend's binding keeps a
+    process-wide memo of item counts, so the passes after the warm-up are what repeated
+    calls on a (growing) history cost; with `fresh`, also a cold figure: each pass on
+    histories never seen before (fresh(k) builds the k-th set, outside the timer), both
+    tools on the same ones."""
     budgets = [mend.trim(b, 10**9).tokens_before // 2 for b in bodies]
     m = timed(reps, lambda: [mend.trim(b, n) for b, n in zip(bodies, budgets)])
     lc_msgs = [convert_to_messages(b["messages"]) for b in bodies]
@@ -119,10 +143,50 @@ def bench_trim(bodies: list[dict[str, Any]], reps: int) -> list[tuple[str, float
         for b, msgs, n in zip(bodies, lc_msgs, budgets)
     ]
     assert tiktoken_counter(lc_msgs[0]) > 0
-    return [
-        ("trim    mend.trim(dict)", m, valid_share(mend_out)),
+    rows = [
+        ("trim    mend.trim(dict), repeated calls (count memo warm)", m, valid_share(mend_out)),
         ("trim    langchain trim_messages (tiktoken)", lc, valid_share(lc_out)),
     ]
+    if fresh is not None:
+        cold_m, cold_lc = [], []
+        for k in range(reps):
+            new = fresh(k)
+            # Budgets from LangChain's own counter, so mend sees nothing of `new` untimed.
+            new_msgs = [convert_to_messages(b["messages"]) for b in new]
+            new_budgets = [tiktoken_counter(x) // 2 for x in new_msgs]
+            t0 = time.perf_counter()
+            cold_out = [mend.trim(b, n) for b, n in zip(new, new_budgets)]
+            cold_m.append(time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            [langchain_trim(x, n) for x, n in zip(new_msgs, new_budgets)]
+            cold_lc.append(time.perf_counter() - t0)
+            assert len(cold_out) == len(new)
+        scale = len(bodies) / max(1, len(new))
+        rows.append(("trim    mend.trim(dict), new histories (cold)",
+                     statistics.median(cold_m) * scale, "-"))
+        rows.append(("trim    langchain trim_messages on the same new histories",
+                     statistics.median(cold_lc) * scale, "-"))
+    return rows
+
+
+def emit_trim_targets(trows: list[tuple[str, float, str]]) -> None:
+    """Issue 16's trim row(s) for bench/report: LangChain time / mend.trim time."""
+    path = os.environ.get("MEND_TARGETS")
+    if not path:
+        return
+    t = {name: secs for name, secs, _ in trows}
+    pairs = [("mend.trim(dict) vs LangChain trim_messages + tiktoken, repeated calls (count memo warm)",
+              "trim    langchain trim_messages (tiktoken)", "trim    mend.trim(dict), repeated calls (count memo warm)"),
+             ("mend.trim(dict) vs LangChain trim_messages + tiktoken, new histories (cold)",
+              "trim    langchain trim_messages on the same new histories", "trim    mend.trim(dict), new histories (cold)")]
+    with open(path, "a", encoding="utf-8") as f:
+        for label, peer, ours in pairs:
+            if peer in t and ours in t and t[ours] > 0:
+                ratio = t[peer] / t[ours]
+                f.write(json.dumps({"target": "16", "label": label, "ratio": round(ratio, 2), "budget": ">= 20",
+                                    "met": ratio >= 20,
+                                    "detail": "LangChain %.1f ms, mend %.1f ms per pass" % (t[peer] * 1e3, t[ours] * 1e3)})
+                        + "\n")
 
 
 def main() -> int:
@@ -137,7 +201,12 @@ def main() -> int:
     valid_trim = [b for b in trim_corpus if mend.check(b).valid]  # trim is a task on valid histories
     rows = bench_repair(repair_corpus, args.reps)
     base = rows[0][1]
-    trows = bench_trim(valid_trim, args.reps)
+    def fresh_trim(k: int) -> list[dict[str, Any]]:
+        return [b for b in corpus(args.seed + 100 + k, args.count // 4, (10, 30)) if mend.check(b).valid]
+
+    trows = bench_trim(valid_trim, args.reps, fresh_trim)
+    emit_trim_targets(trows)
+    trows, crows = trows[:2], trows[2:]  # warm, then cold (each "x mend's" against its own mend row)
     tbase = trows[0][1]
 
     msgs = sum(len(b["messages"]) for b in repair_corpus)
@@ -150,10 +219,33 @@ def main() -> int:
     print()
     print("| task | time per pass | per history | x mend's | output valid (mend.check) |")
     print("|---|---:|---:|---:|---:|")
-    for rows_, b, n in ((rows, base, len(repair_corpus)), (trows, tbase, len(valid_trim))):
+    groups = [(rows, base, len(repair_corpus)), (trows, tbase, len(valid_trim))]
+    groups += [(crows, crows[0][1], len(valid_trim))] if crows else []
+    for rows_, b, n in groups:
         for name, t, ok in rows_:
             print(f"| {name} | {t * 1e3:.1f} ms | {t / n * 1e6:.0f} µs | {t / b:.1f} | {ok} |")
+    targets(rows, len(repair_corpus))
     return 0
+
+
+def targets(rows: list[tuple[str, float, str]], n: int) -> None:
+    """Issue 16's repair target, one line per mend row, appended to $MEND_TARGETS when
+    bench/report sets it: LiteLLM's time over mend's, the crossing included."""
+    path = os.environ.get("MEND_TARGETS")
+    if not path:
+        return
+    lite = rows[2][1]
+    with open(path, "a") as f:
+        for (name, t, _), form in zip(rows[:2], ("dict", "bytes")):
+            ratio = lite / t
+            f.write(json.dumps({
+                "target": "16",
+                "label": f"Python mend.repair({form}) vs LiteLLM sanitize_messages_for_tool_calling, {n} OpenAI chat histories",
+                "ratio": round(ratio, 2),
+                "budget": ">= 5",
+                "met": ratio >= 5,
+                "detail": f"mend {t / n * 1e6:.0f} µs vs LiteLLM {lite / n * 1e6:.0f} µs per history",
+            }) + "\n")
 
 
 if __name__ == "__main__":

@@ -6,7 +6,9 @@
 #   bench/trim-vs-langchain.sh            # everything (creates bench/.venv on first run)
 #
 # Environment: SEED (7), COUNT (240), REPS (15 for mend, LC_REPS 7 for LangChain),
-# KEEP_LAST (1), REGEN=1 to rewrite the corpus.
+# KEEP_LAST (1), FIRST_ROUNDS (3: fresh processes per record for the first-call figure),
+# REGEN=1 to rewrite the corpus. With MEND_TARGETS set (bench/report), appends issue 17's
+# target-4 rows (cold, warm, first call) to that file.
 #
 # Offline: tiktoken downloads its BPE files at first use. This script copies them from
 # the tiktoken-rs crate in the cargo registry (the same files; their sha256 is checked)
@@ -26,6 +28,7 @@ COUNT="${COUNT:-240}"
 REPS="${REPS:-15}"
 LC_REPS="${LC_REPS:-7}"
 KEEP_LAST="${KEEP_LAST:-1}"
+FIRST_ROUNDS="${FIRST_ROUNDS:-3}"
 # langchain-core 1.7.3 and later require certifi>=2026.10.19, which the registry this
 # was verified against does not carry yet; 1.7.2 is the newest that installs.
 PINS=("langchain-core==1.7.2" "tiktoken==0.14.0")
@@ -70,6 +73,19 @@ say "timing LangChain trim_messages (reps $LC_REPS)"
 versions="$("$PY" "$BENCH/trim_langchain.py" "$CORPUS" --reps "$LC_REPS" --cached \
   --results "$RAW/langchain.jsonl" --bodies "$RAW/langchain_bodies.jsonl" \
   --bodies-default "$RAW/langchain_default_bodies.jsonl")"
+
+# 5b. The very first call of a process (tokenizer load included), one fresh process per
+# figure: records 0-4 of the corpus (one of each kind), FIRST_ROUNDS (3) rounds, mend and
+# LangChain alternating so both see the same load.
+say "timing first calls (fresh processes, $FIRST_ROUNDS rounds)"
+: > "$RAW/mend_first.jsonl"
+: > "$RAW/langchain_first.jsonl"
+for _ in $(seq "$FIRST_ROUNDS"); do
+  for i in 0 1 2 3 4; do
+    "$TB" first --index "$i" --keep-last "$KEEP_LAST" "$CORPUS" >> "$RAW/mend_first.jsonl"
+    "$PY" "$BENCH/trim_first.py" --index "$i" "$CORPUS" >> "$RAW/langchain_first.jsonl"
+  done
+done
 load_after="$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')"
 
 # 6. Judge LangChain's outputs with mend's checker.
@@ -104,7 +120,7 @@ meta.update({
     "seed": "$SEED", "reps": "mend $REPS / LangChain $LC_REPS", "keep_last": "$KEEP_LAST",
     "mend": "$(cargo metadata --no-deps --format-version 1 2>/dev/null | "$PY" -c 'import json,sys; print(next(p["version"] for p in json.load(sys.stdin)["packages"] if p["name"]=="mend"))' 2>/dev/null || echo '?') ($(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')$(git -C "$ROOT" diff --quiet 2>/dev/null || echo ', uncommitted changes'))",
     "rustc": "$(rustc --version 2>/dev/null | cut -d' ' -f2-)",
-    "mend tokenizer": "bpe-openai $(cargo metadata --format-version 1 2>/dev/null | "$PY" -c 'import json,sys; print(next(p["version"] for p in json.load(sys.stdin)["packages"] if p["name"]=="bpe-openai"))' 2>/dev/null || echo '?')",
+    "mend tokenizer": "crates/mend/src/tokens.rs (pre-tokenizer, whole-token table) over the BPE of bpe-openai $(cargo metadata --format-version 1 2>/dev/null | "$PY" -c 'import json,sys; print(next(p["version"] for p in json.load(sys.stdin)["packages"] if p["name"]=="bpe-openai"))' 2>/dev/null || echo '?')",
     "BPE files for Python tiktoken": "from the tiktoken-rs ${tiktoken_rs#tiktoken-rs-} crate",
     "machine": next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")),
                     platform.machine()) if os.path.exists("/proc/cpuinfo") else platform.machine(),

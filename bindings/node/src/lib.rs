@@ -75,10 +75,12 @@ pub fn repair<'env>(
         .given()
         .and_then(|g| options.library(&g).map(|l| (g, l)))
         .map_err(|b| b.into_js(env))?;
-    let body = Body::read(env, body, "body")?;
+    let mut body = Body::read(env, body, "body")?;
     let fixed = (|| {
         given.confirm(&body.value, "body")?;
-        let fixed = mend::repair(&body.value, &lib).map_err(|e| from_mend(e, "body"))?;
+        // The value read is repair's to keep: a valid body is not copied.
+        let value = std::mem::take(&mut body.value);
+        let fixed = mend::repair::repair_owned(value, &lib).map_err(|e| from_mend(e, "body"))?;
         readable(fixed.dialect, &fixed.unrepairable, "body")?;
         Ok::<_, BadInput>(fixed)
     })()

@@ -339,19 +339,35 @@ fn repair(
         synthesized_text,
     };
     let (form, source) = read_body(py, body)?;
-    let (fixed, changed) = py
+    let (fixed, spliced) = py
         .detach(|| {
-            let v = source.parse()?;
+            let (bytes, v) = match source {
+                Source::Raw(bytes) => {
+                    let v = mend::parse_body(&bytes).map_err(Failure::Parse)?;
+                    (Some(bytes), v)
+                }
+                Source::Value(v) => (None, v),
+            };
             confirmed(&v, &opts.check)?;
-            let mut fixed = mend::repair(&v, &opts)?;
-            let changed = fixed
-                .changed()
-                .then(|| encode(form, std::mem::take(&mut fixed.body)));
-            Ok((fixed, changed))
+            let fixed = mend::repair::repair_owned(v, &opts)?;
+            // Text is written by splicing the changes into the bytes given.
+            let spliced = bytes
+                .filter(|_| fixed.changed())
+                .map(|b| mend::repair::splice(&b, &fixed));
+            Ok((fixed, spliced))
         })
         .map_err(|f: Failure| f.into_py(py))?;
+    let out = match (fixed.changed(), spliced) {
+        (false, _) => body.clone().unbind(),
+        (true, Some(bytes)) => deliver(py, body, form, Some(Encoded::Text(bytes)))?,
+        // A dict: a new dict holding the objects given where the repair kept them.
+        (true, None) => {
+            let key = fixed.dialect.history_key();
+            pyjson::to_python_reusing(py, &fixed.body, body, &fixed.kept, key)?.unbind()
+        }
+    };
     Ok(Repair {
-        body: deliver(py, body, form, changed)?,
+        body: out,
         valid: fixed.valid(),
         changed: fixed.changed(),
         dialect: fixed.dialect.name().to_string(),
@@ -360,6 +376,27 @@ fn repair(
         unrepairable: types::violations(&fixed.unrepairable),
         warnings: types::violations(&fixed.warnings),
     })
+}
+
+/// Item token counts kept for the process, so trimming a growing history again only
+/// counts its new items (bounded: `TokenCache::LIMIT` items, then it starts over).
+static TRIM_COUNTS: std::sync::LazyLock<std::sync::Mutex<mend::trim::TokenCache>> =
+    std::sync::LazyLock::new(Default::default);
+
+/// `mend::trim` through the process' count memo; a thread that finds it busy counts
+/// afresh rather than wait.
+fn trim_memoized(v: &Value, opts: &mend::TrimOptions) -> Result<mend::Trimmed, mend::Error> {
+    match TRIM_COUNTS.try_lock() {
+        Ok(mut memo) => mend::trim::trim_with_cache(v, opts, &mut memo),
+        Err(std::sync::TryLockError::Poisoned(p)) => {
+            // A panic left it half written: start over.
+            let mut memo = p.into_inner();
+            *memo = Default::default();
+            TRIM_COUNTS.clear_poison();
+            mend::trim::trim_with_cache(v, opts, &mut memo)
+        }
+        Err(std::sync::TryLockError::WouldBlock) => mend::trim(v, opts),
+    }
 }
 
 /// Trim a request body to a token budget, dropping whole call groups oldest first.
@@ -388,18 +425,70 @@ fn trim(
         .detach(|| {
             let v = source.parse()?;
             confirmed(&v, &opts.check)?;
-            let mut t = mend::trim(&v, &opts)?;
+            let mut t = trim_memoized(&v, &opts)?;
             let changed = (!t.dropped.is_empty() || !t.repairs.is_empty())
                 .then(|| encode(form, std::mem::take(&mut t.body)));
             Ok((t, changed))
         })
         .map_err(|f: Failure| f.into_py(py))?;
+    // A dict trimmed without repairs is the given dict less some history items: hand back
+    // a new dict and list holding the kept items themselves, instead of building them again.
+    let changed = match (&changed, kept_items(py, body, &t)?) {
+        (Some(Encoded::Value(_)), Some(dict)) => return trim_result(dict, t),
+        _ => changed,
+    };
+    trim_result(deliver(py, body, form, changed)?, t)
+}
+
+/// The given dict with its history list replaced by the items `t` kept (the same
+/// objects), when `t` only dropped items of that list; `None` otherwise.
+fn kept_items(
+    py: Python<'_>,
+    given: &Bound<'_, PyAny>,
+    t: &mend::Trimmed,
+) -> PyResult<Option<Py<PyAny>>> {
+    if t.dropped.is_empty() || !t.repairs.is_empty() {
+        return Ok(None);
+    }
+    let Ok(dict) = given.cast::<PyDict>() else {
+        return Ok(None);
+    };
+    let key = t.dialect.history_key();
+    let Some(list) = dict.get_item(key)? else {
+        return Ok(None);
+    };
+    let Ok(list) = list.cast::<PyList>() else {
+        return Ok(None);
+    };
+    let prefix = format!("/{key}/");
+    let mut dropped = std::collections::BTreeSet::new();
+    for path in t.dropped.iter().flat_map(|d| &d.paths) {
+        match path
+            .strip_prefix(&prefix)
+            .and_then(|i| i.parse::<usize>().ok())
+        {
+            Some(i) if i < list.len() => dropped.insert(i),
+            _ => return Ok(None),
+        };
+    }
+    let kept = PyList::empty(py);
+    for (i, item) in list.iter().enumerate() {
+        if !dropped.contains(&i) {
+            kept.append(item)?;
+        }
+    }
+    let out = dict.copy()?;
+    out.set_item(key, kept)?;
+    Ok(Some(out.into_any().unbind()))
+}
+
+fn trim_result(body: Py<PyAny>, t: mend::Trimmed) -> PyResult<Trim> {
     let counter = serde_json::to_value(t.counter)
         .ok()
         .and_then(|c| c.as_str().map(str::to_string))
         .unwrap_or_default();
     Ok(Trim {
-        body: deliver(py, body, form, changed)?,
+        body,
         valid: t.violations.is_empty(),
         dialect: t.dialect.name().to_string(),
         counter,

@@ -22,42 +22,41 @@ pub struct NotJson {
     pub reason: String,
 }
 
+/// One step of the path to a value: a member's key or an item's index (an index is
+/// written out only when an error names the path).
+enum Seg {
+    Key(String),
+    Index(usize),
+}
+
 /// The JSON a Python object holds.
 pub fn to_value(obj: &Bound<'_, PyAny>) -> Result<Value, NotJson> {
     let mut path = Vec::new();
     walk(obj, &mut path)
 }
 
-fn walk(obj: &Bound<'_, PyAny>, path: &mut Vec<String>) -> Result<Value, NotJson> {
+fn walk(obj: &Bound<'_, PyAny>, path: &mut Vec<Seg>) -> Result<Value, NotJson> {
     if path.len() > MAX_DEPTH {
         return Err(not_json(
             path,
             "nested more than 128 levels deep (or contains itself)".into(),
         ));
     }
+    // The exact types first: a body is made of them, and the test is one comparison.
+    if let Ok(s) = obj.cast_exact::<PyString>() {
+        return text(s, path).map(Value::String);
+    }
+    if let Ok(d) = obj.cast_exact::<PyDict>() {
+        return object(d, path);
+    }
+    if let Ok(l) = obj.cast_exact::<PyList>() {
+        return items(l.iter(), l.len(), path);
+    }
     if let Ok(s) = obj.cast::<PyString>() {
         return text(s, path).map(Value::String);
     }
     if let Ok(d) = obj.cast::<PyDict>() {
-        let mut map = Map::with_capacity(d.len());
-        for (k, v) in d.iter() {
-            let Ok(key) = k.cast::<PyString>() else {
-                return Err(not_json(
-                    path,
-                    format!(
-                        "a dict key is {} ({}), but JSON object keys are strings",
-                        type_name(&k),
-                        k.repr().map(|r| r.to_string()).unwrap_or_default()
-                    ),
-                ));
-            };
-            let key = text(key, path)?;
-            path.push(key);
-            let value = walk(&v, path)?;
-            let key = path.pop().unwrap_or_default();
-            map.insert(key, value);
-        }
-        return Ok(Value::Object(map));
+        return object(d, path);
     }
     if let Ok(l) = obj.cast::<PyList>() {
         return items(l.iter(), l.len(), path);
@@ -99,21 +98,44 @@ fn walk(obj: &Bound<'_, PyAny>, path: &mut Vec<String>) -> Result<Value, NotJson
     ))
 }
 
+fn object(d: &Bound<'_, PyDict>, path: &mut Vec<Seg>) -> Result<Value, NotJson> {
+    let mut map = Map::with_capacity(d.len());
+    for (k, v) in d.iter() {
+        let Ok(key) = k.cast::<PyString>() else {
+            return Err(not_json(
+                path,
+                format!(
+                    "a dict key is {} ({}), but JSON object keys are strings",
+                    type_name(&k),
+                    k.repr().map(|r| r.to_string()).unwrap_or_default()
+                ),
+            ));
+        };
+        let key = text(key, path)?;
+        path.push(Seg::Key(key));
+        let value = walk(&v, path)?;
+        if let Some(Seg::Key(key)) = path.pop() {
+            map.insert(key, value);
+        }
+    }
+    Ok(Value::Object(map))
+}
+
 fn items<'py>(
     iter: impl Iterator<Item = Bound<'py, PyAny>>,
     len: usize,
-    path: &mut Vec<String>,
+    path: &mut Vec<Seg>,
 ) -> Result<Value, NotJson> {
     let mut out = Vec::with_capacity(len);
     for (i, item) in iter.enumerate() {
-        path.push(i.to_string());
+        path.push(Seg::Index(i));
         out.push(walk(&item, path)?);
         path.pop();
     }
     Ok(Value::Array(out))
 }
 
-fn text(s: &Bound<'_, PyString>, path: &[String]) -> Result<String, NotJson> {
+fn text(s: &Bound<'_, PyString>, path: &[Seg]) -> Result<String, NotJson> {
     s.to_cow().map(|c| c.into_owned()).map_err(|_| {
         not_json(
             path,
@@ -129,7 +151,7 @@ fn type_name(obj: &Bound<'_, PyAny>) -> String {
         .unwrap_or_else(|_| "object".into())
 }
 
-fn not_json(path: &[String], reason: String) -> NotJson {
+fn not_json(path: &[Seg], reason: String) -> NotJson {
     NotJson {
         path: pointer(path),
         reason,
@@ -137,10 +159,66 @@ fn not_json(path: &[String], reason: String) -> NotJson {
 }
 
 /// RFC 6901: `~` and `/` in a key are escaped.
-fn pointer(path: &[String]) -> String {
+fn pointer(path: &[Seg]) -> String {
     path.iter()
-        .map(|p| format!("/{}", p.replace('~', "~0").replace('/', "~1")))
+        .map(|p| match p {
+            Seg::Key(k) => format!("/{}", k.replace('~', "~0").replace('/', "~1")),
+            Seg::Index(i) => format!("/{i}"),
+        })
         .collect()
+}
+
+/// The Python object for a repaired body, built on the object it was read from
+/// (`given`): a new dict, in the body's key order, whose members are the very objects of
+/// `given` where the repair kept them (every member but the history and the members in
+/// `kept.members`), and whose history is a new list holding `given`'s own item objects
+/// where the repair kept them (`kept.history`), new objects for the rest. `given` is the
+/// object the body was read from (a caller that changes it while the call runs without
+/// the GIL gets what it changed); a body that is not a dict is built anew.
+pub fn to_python_reusing<'py>(
+    py: Python<'py>,
+    body: &Value,
+    given: &Bound<'py, PyAny>,
+    kept: &mend::repair::Kept,
+    history_key: &str,
+) -> PyResult<Bound<'py, PyAny>> {
+    let (Value::Object(members), Ok(given)) = (body, given.cast::<PyDict>()) else {
+        return to_python(py, body);
+    };
+    let dict = PyDict::new(py);
+    for (k, v) in members {
+        let old = given.get_item(k)?;
+        let value = match (old, &kept.history) {
+            (Some(old), Some(origin)) if k == history_key => history(py, v, &old, origin)?,
+            (Some(old), _) if !kept.members.contains(&k.as_str()) => old,
+            _ => to_python(py, v)?,
+        };
+        dict.set_item(k, value)?;
+    }
+    Ok(dict.into_any())
+}
+
+/// A repaired history as a new list: item `k` is `old[origin[k]]` where that is kept.
+fn history<'py>(
+    py: Python<'py>,
+    items: &Value,
+    old: &Bound<'py, PyAny>,
+    origin: &[Option<usize>],
+) -> PyResult<Bound<'py, PyAny>> {
+    let Value::Array(items) = items else {
+        return to_python(py, items);
+    };
+    // An origin that does not fit the items (it always does) reuses nothing.
+    let fits = items.len() == origin.len();
+    let old_len = old.len().unwrap_or(0);
+    let list = PyList::empty(py);
+    for (k, item) in items.iter().enumerate() {
+        match origin.get(k).copied().flatten() {
+            Some(i) if fits && i < old_len => list.append(old.get_item(i)?)?,
+            _ => list.append(to_python(py, item)?)?,
+        }
+    }
+    Ok(list.into_any())
 }
 
 /// The Python object for a JSON value: dicts (in the value's key order), lists, str,

@@ -101,6 +101,31 @@ def chat(*messages: dict[str, Any]) -> dict[str, Any]:
     return {"model": "gpt-4o", "messages": list(messages)}
 
 
+def test_a_repaired_dict_holds_the_given_messages_it_kept_and_text_keeps_their_bytes() -> None:
+    body = chat(
+        {"role": "user", "content": "weather?"},
+        {"role": "assistant", "content": None, "tool_calls": [CALL]},
+        {"role": "user", "content": "and?"},
+    )
+    body["temperature"] = {"nested": [1, 2]}
+    fixed = mend.repair(body)
+    assert fixed.changed and fixed.body is not body
+    msgs, given = fixed.body["messages"], body["messages"]
+    assert [m["role"] for m in msgs] == ["user", "assistant", "tool", "user"]
+    # The untouched messages and members are the very objects given (aliasing, as the
+    # README says); the inserted result is new, and the given list is left as it was.
+    assert msgs[0] is given[0] and msgs[1] is given[1] and msgs[3] is given[2]
+    assert fixed.body["temperature"] is body["temperature"]
+    assert msgs is not given and len(given) == 3
+    assert mend.check(fixed.body).valid
+    # Text in: the repaired text is the given text with the result spliced in, the
+    # untouched messages byte for byte.
+    text = json.dumps(body, indent=2)
+    as_text = mend.repair(text)
+    assert isinstance(as_text.body, str) and json.loads(as_text.body) == fixed.body
+    assert json.dumps(given[2], indent=2).replace("\n", "\n    ") in as_text.body
+
+
 def test_a_call_without_result_is_answered_or_dropped_as_asked() -> None:
     body = chat(
         {"role": "user", "content": "weather?"},

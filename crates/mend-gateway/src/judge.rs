@@ -4,14 +4,16 @@
 //! A plain function of (mode, dialect, upstream profile, body bytes): no I/O, no
 //! headers, so every mode is tested without a server.
 //!
-//! Invariants: `off` never parses; `observe`, `heal` and `strict` forward the very bytes
-//! that came in (heal's retry is judged again, under `repair`, by the heal stage); `repair` re-serializes only when an edit was made; a body mend cannot read
+//! Invariants: `off` never parses; every other mode checks the bytes once with
+//! `mend::check` (no tree built here but for a repair); `observe`, `heal` and `strict`
+//! forward the very bytes that came in (heal's retry is judged again, under `repair`,
+//! by the heal stage); `repair` parses and re-serializes only when an edit was made; a body mend cannot read
 //! (not JSON, not an object, no history of the endpoint's dialect) is forwarded untouched
 //! and counted `unchecked` in `observe`, `heal` and `repair`, and answered 400 in
 //! `strict`, which forwards nothing it has not checked.
 
 use bytes::Bytes;
-use mend::repair::{repair, Edit, RepairOptions};
+use mend::repair::{repair_owned, splice, Edit, RepairOptions};
 use mend::{CheckOptions, Dialect, Violation};
 use serde_json::Value;
 
@@ -33,7 +35,9 @@ pub(crate) struct Verdict {
     pub edits: Vec<Edit>,
     /// Errors left after repair (repair mode).
     pub left: Vec<Violation>,
-    /// The body as forwarded, parsed, when it was parsed (for conversation capture).
+    /// The body as forwarded, parsed, when it was parsed (a repaired body, for the
+    /// conversation capture; a body forwarded as received is parsed by the capture, off
+    /// the request's path, and only when one is wanted).
     pub parsed: Option<Value>,
     /// Why the body was not checked, for the log.
     pub unchecked_because: Option<String>,
@@ -58,7 +62,7 @@ impl Verdict {
 
     /// Forward the body as received after all: the repair is dropped, its errors are
     /// what is left, and `why` says so.
-    pub(crate) fn hold_back_repair(&mut self, why: &'static str, received: &[u8]) {
+    pub(crate) fn hold_back_repair(&mut self, why: &'static str) {
         self.replacement = None;
         self.edits.clear();
         self.left = self
@@ -68,8 +72,9 @@ impl Verdict {
             .cloned()
             .collect();
         self.outcome = "repair_skipped";
-        // `parsed` held the repaired body: the capture wants the one forwarded.
-        self.parsed = parse(received);
+        // `parsed` held the repaired body: the capture reads the one forwarded, as
+        // received.
+        self.parsed = None;
         self.repair_skipped = Some(why);
     }
 
@@ -121,97 +126,95 @@ impl Target<'_> {
     }
 }
 
-/// Judge a body.
+/// Judge a body: one `mend::check` of the bytes as they came. Only `repair` mode, and
+/// only for a body with errors, parses it into a tree (to repair it); a valid body is
+/// never parsed twice, and never re-serialized.
 pub(crate) fn judge(mode: Mode, target: &Target<'_>, body: &[u8]) -> Verdict {
     if mode == Mode::Off {
         return Verdict::pass("off", None);
     }
-    let parsed = match parse(body) {
-        Some(v) => v,
-        None => {
-            let why = match mend::parse_body(body) {
-                Err(e) => format!("not JSON: {e}"),
-                Ok(_) => "not JSON".to_string(),
-            };
-            return Verdict::unreadable(mode, why, None);
-        }
-    };
     let opts = target.options();
-    let analysis = match mend::analyze(&parsed, &opts) {
-        Ok(a) => a,
-        Err(e) => {
-            let why = e.to_string();
-            return Verdict::unreadable(mode, why, Some(parsed));
+    let report = match mend::check(body, &opts) {
+        Ok(r) => r,
+        Err(mend::Error::Parse(e)) => {
+            return Verdict::unreadable(mode, format!("not JSON: {e}"), None)
         }
+        Err(e) => return Verdict::unreadable(mode, e.to_string(), None),
     };
-    if let Some(v) = mend::unreadable_history(analysis.dialect, &analysis.violations) {
+    if let Some(v) = mend::unreadable_history(report.dialect, &report.violations) {
         let why = format!("no readable history: {}", v.message);
-        drop(analysis);
-        return Verdict::unreadable(mode, why, Some(parsed));
+        return Verdict::unreadable(mode, why, None);
     }
-    let report = analysis.into_report();
     let valid = report.valid();
     let found = report.violations;
     match mode {
-        Mode::Off => Verdict::pass("off", Some(parsed)),
+        Mode::Off => Verdict::pass("off", None),
         Mode::Observe | Mode::Heal => Verdict {
             found,
-            ..Verdict::pass(if valid { "valid" } else { "invalid" }, Some(parsed))
+            ..Verdict::pass(if valid { "valid" } else { "invalid" }, None)
         },
         Mode::Strict => Verdict {
             found,
             reject: !valid,
-            ..Verdict::pass(if valid { "valid" } else { "rejected" }, Some(parsed))
+            ..Verdict::pass(if valid { "valid" } else { "rejected" }, None)
         },
         Mode::Repair if valid => Verdict {
             found,
-            ..Verdict::pass("valid", Some(parsed))
+            ..Verdict::pass("valid", None)
         },
-        Mode::Repair => {
-            let ropts = RepairOptions {
-                check: opts,
-                ..RepairOptions::default()
+        Mode::Repair => repaired(body, opts, found),
+    }
+}
+
+/// `repair` mode on a body the check found errors in: the repaired copy (and its tree,
+/// for the capture) when an edit was made. The copy is the client's bytes with only the
+/// changed history items (and members) written anew (`mend::repair::splice`).
+fn repaired(body: &[u8], opts: CheckOptions, found: Vec<Violation>) -> Verdict {
+    let Some(parsed) = parse(body) else {
+        // The check read it: it is JSON. Kept as a safe fallback all the same.
+        return Verdict {
+            found,
+            ..Verdict::unchecked("repair failed: the body did not parse".into(), None)
+        };
+    };
+    let ropts = RepairOptions {
+        check: opts,
+        ..RepairOptions::default()
+    };
+    match repair_owned(parsed, &ropts) {
+        Ok(fixed) => {
+            let outcome = match (fixed.changed(), fixed.valid()) {
+                (true, true) => "repaired",
+                (true, false) => "partly_repaired",
+                (false, _) => "unrepairable",
             };
-            match repair(&parsed, &ropts) {
-                Ok(fixed) => {
-                    let outcome = match (fixed.changed(), fixed.valid()) {
-                        (true, true) => "repaired",
-                        (true, false) => "partly_repaired",
-                        (false, _) => "unrepairable",
-                    };
-                    let replacement = if fixed.changed() {
-                        serde_json::to_vec(&fixed.body).ok().map(Bytes::from)
-                    } else {
-                        None
-                    };
-                    // Forward the original when serialization failed (it cannot, for a
-                    // Value, but the original is always a safe fallback).
-                    let parsed = if replacement.is_some() {
-                        fixed.body
-                    } else {
-                        parsed
-                    };
-                    Verdict {
-                        outcome,
-                        replacement,
-                        found,
-                        edits: fixed.edits,
-                        left: fixed.unrepairable,
-                        ..Verdict::pass(outcome, Some(parsed))
-                    }
-                }
-                Err(e) => Verdict {
-                    found,
-                    ..Verdict::unchecked(format!("repair failed: {e}"), Some(parsed))
-                },
+            let replacement = if fixed.changed() {
+                Some(Bytes::from(splice(body, &fixed)))
+            } else {
+                None
+            };
+            // The capture parses the body as received when it wants it; a repaired one
+            // is kept as the tree it already is.
+            let parsed = replacement.is_some().then_some(fixed.body);
+            Verdict {
+                outcome,
+                replacement,
+                found,
+                edits: fixed.edits,
+                left: fixed.unrepairable,
+                ..Verdict::pass(outcome, parsed)
             }
         }
+        Err(e) => Verdict {
+            found,
+            ..Verdict::unchecked(format!("repair failed: {e}"), None)
+        },
     }
 }
 
 /// The body as JSON. UTF-8 is checked once for the whole body and the parse then reads
 /// a `&str`, which spares serde_json a UTF-8 check per string (a tenth of the parse of a
-/// 200 KB history). Errors are explained by `mend::parse_body`, on the slow path only.
+/// 200 KB history).
 fn parse(body: &[u8]) -> Option<Value> {
     let text = std::str::from_utf8(body).ok()?;
     serde_json::from_str(text).ok()
@@ -252,6 +255,22 @@ mod tests {
         let fixed: Value = serde_json::from_slice(v.replacement.as_ref().unwrap()).unwrap();
         assert_eq!(fixed["messages"].as_array().unwrap().len(), 1);
         assert_eq!(v.edits.len(), 1);
+    }
+
+    /// A repaired body goes upstream as the client's bytes with only the changed part
+    /// written anew: the untouched message keeps its spacing and escapes.
+    #[test]
+    fn repair_keeps_the_untouched_bytes() {
+        let body = br#"{"model":"gpt-4o","messages":[ {"role" : "user",  "content":"caf\u00e9"} ,
+        {"role":"tool","tool_call_id":"call_1","content":"x"}]}"#;
+        let v = judge(Mode::Repair, &chat(), body);
+        assert_eq!(v.outcome, "repaired");
+        let sent = std::str::from_utf8(v.replacement.as_ref().unwrap()).unwrap();
+        assert!(
+            sent.contains(r#"{"role" : "user",  "content":"caf\u00e9"}"#),
+            "{sent}"
+        );
+        assert!(!sent.contains("call_1"), "{sent}");
     }
 
     /// What cannot be read passes unchanged (and counted `unchecked`) in every mode but

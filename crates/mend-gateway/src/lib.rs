@@ -25,7 +25,8 @@
 //! ```
 //!
 //! Module map: [`config`] (layers: defaults, TOML, environment, flags), `judge` (the
-//! verdict on one body, no I/O), `proxy` (one request end to end), `stream` (the
+//! verdict on one body, no I/O), `head` (the request's top-level `model` and `stream`,
+//! skimmed off its bytes), `proxy` (one request end to end), `stream` (the
 //! pass-through body that keeps a copy), [`errors`] (answers in each provider's error
 //! shape), [`tap`] (the redacted JSONL debug tap), [`metrics`], [`exchange`]
 //! (conversation capture: what an exchange adds, read with `mend::canonical`),
@@ -52,6 +53,7 @@ pub mod admin;
 pub mod config;
 pub mod errors;
 pub mod exchange;
+mod head;
 mod judge;
 pub mod metrics;
 mod proxy;

@@ -29,6 +29,7 @@
 //! outcome, a rule, a status), show their `# HELP` and `# TYPE` lines, and each series
 //! from the first time it is counted.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -119,11 +120,18 @@ const LATENCY_BUCKETS: [f64; 16] = [
     600.0,
 ];
 
+/// Histogram observations are kept one by one until an upkeep folds them into their
+/// buckets; a scrape runs one, and so does every this-many-th exchange, so that a
+/// gateway nobody scrapes does not grow by every observation it makes.
+const UPKEEP_EVERY: u64 = 4096;
+
 /// The gateway's metrics.
 #[derive(Clone)]
 pub struct Metrics {
     recorder: Arc<PrometheusRecorder>,
     handle: PrometheusHandle,
+    /// Exchanges counted, for the upkeep every [`UPKEEP_EVERY`].
+    exchanges: Arc<AtomicU64>,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -155,6 +163,7 @@ impl Metrics {
         let m = Metrics {
             recorder: Arc::new(recorder),
             handle,
+            exchanges: Arc::default(),
         };
         m.with(|| {
             for (name, help) in NAMES {
@@ -286,6 +295,10 @@ impl Metrics {
             histogram!("mend_request_latency_seconds", "dialect" => dialect, "mode" => mode, "status" => class)
                 .record(latency.as_secs_f64());
         });
+        let n = self.exchanges.fetch_add(1, Ordering::Relaxed) + 1;
+        if n.is_multiple_of(UPKEEP_EVERY) {
+            self.handle.run_upkeep();
+        }
     }
 
     /// Request body sizes: as received, and as forwarded.

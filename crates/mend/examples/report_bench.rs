@@ -2,27 +2,41 @@
 //! corpus (`bench/report_corpus.py`), with the output of every run kept for judging.
 //!
 //! ```text
-//! cargo run --release -p mend --example report_bench -- [--reps N] corpus.jsonl > out.jsonl
+//! cargo run --release -p mend --example report_bench -- [--reps N] [--only repair] corpus.jsonl > out.jsonl
 //! ```
 //!
 //! For each sample it runs, after one warm-up pass over the whole corpus:
-//! - `repair:<dialect>`: `mend::repair::repair` on each rendered body, in its dialect with
-//!   the dialect's first-party provider profile;
+//! - `repair:<dialect>`: mend's repair on each rendered body, in its dialect with the
+//!   dialect's first-party provider profile, timed two ways:
+//!   - `ns`, from the in-memory body to the request bytes, as every peer is timed:
+//!     `mend::repair::repair_owned` on a copy of the body made outside the timer (as
+//!     LiteLLM gets a fresh deep copy of its messages outside its timer), plus
+//!     `serde_json::to_vec` of the output;
+//!   - `ns_bytes`, from the request bytes to the request bytes, as a gateway, the CLI
+//!     or a Python caller holding bytes runs it: `mend::repair::repair_bytes` (parse,
+//!     check, repair, and the output spliced into the input's bytes; a valid body's
+//!     output is its input). This is what the issue's target 2 is about ("a valid body
+//!     costs no more than check; a repaired body is written by splicing").
+//!
+//!   The bytes output is checked against the other: it must parse to the same body.
 //! - `convert:<target>`: `mend::convert::convert` of the `openai_chat` body to
 //!   `anthropic`, `gemini` and `openai_responses` (the direction LiteLLM and the AI SDK
 //!   go), with the target model the peers get; it repairs the source and the target.
+//!   Timed from the in-memory body, plus `serde_json::to_vec` of the output.
 //!
-//! Each timing is the median of `--reps` runs (default 15) of the call plus
-//! `serde_json::to_vec` of its output (every tool in the report is timed from an
-//! in-memory history to the request bytes). One JSON line per sample and task:
-//! `{"id", "task", "ns", "ok", "error"?, "body"?, "check_valid"?}`; `check_valid` is
-//! `mend::check_value`'s verdict on the input (repair tasks), for the agreement table.
+//! Each timing is the median of `--reps` runs (default 15). `--only repair` (or
+//! `convert`) runs one kind of task; `--loop value|bytes|check` runs only repair from the
+//! `Value`, repair from bytes, or check, `--reps` times over the corpus with no timing
+//! and no output, for a profiler. One JSON line per sample and task:
+//! `{"id", "task", "ns", "ns_bytes"?, "ok", "error"?, "body"?, "check_valid"?}`;
+//! `check_valid` is `mend::check_value`'s verdict on the input (repair tasks), for the
+//! agreement table.
 
 use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::time::Instant;
 
 use mend::convert::{convert, ConvertOptions};
-use mend::repair::{repair, RepairOptions};
+use mend::repair::{repair_bytes, repair_owned, RepairOptions, Repaired};
 use mend::{CheckOptions, Dialect, Severity};
 use serde_json::{json, Value};
 
@@ -48,13 +62,18 @@ fn median(xs: &mut [u128]) -> u128 {
     xs.get(xs.len() / 2).copied().unwrap_or(0)
 }
 
-/// One task on one input: (output body or error, median ns).
-fn timed<F: Fn() -> Result<Value, String>>(reps: usize, f: F) -> (Result<Value, String>, u128) {
+/// One task on one input, its argument made by `setup` outside the timer: (output
+/// body or error, median ns).
+fn timed<S, F>(reps: usize, setup: impl Fn() -> S, f: F) -> (Result<Value, String>, u128)
+where
+    F: Fn(S) -> Result<Value, String>,
+{
     let mut times = Vec::with_capacity(reps);
     let mut last = Err("not run".to_string());
     for _ in 0..reps {
+        let arg = setup();
         let t = Instant::now();
-        let out = f().and_then(|v| {
+        let out = f(arg).and_then(|v| {
             serde_json::to_vec(&v)
                 .map(|b| (v, b))
                 .map_err(|e| e.to_string())
@@ -68,19 +87,47 @@ fn timed<F: Fn() -> Result<Value, String>>(reps: usize, f: F) -> (Result<Value, 
     (last, median(&mut times))
 }
 
-fn run_repair(body: &Value, d: Dialect, provider: &str) -> Result<Value, String> {
-    let opts = RepairOptions {
+fn repair_opts(d: Dialect, provider: &str) -> RepairOptions {
+    RepairOptions {
         check: check_opts(d, provider),
         ..Default::default()
-    };
-    let r = repair(body, &opts).map_err(|e| e.to_string())?;
+    }
+}
+
+/// mend says it cannot repair without guessing: a rejection before sending.
+fn unrepairable(r: &Repaired) -> String {
+    let rules: Vec<_> = r.unrepairable.iter().map(|v| v.rule.id()).collect();
+    format!("unrepairable: {}", rules.join(", "))
+}
+
+fn run_repair(body: Value, opts: &RepairOptions) -> Result<Value, String> {
+    let r = repair_owned(body, opts).map_err(|e| e.to_string())?;
     if r.valid() {
         Ok(r.body)
     } else {
-        // mend says it cannot repair without guessing: a rejection before sending.
-        let rules: Vec<_> = r.unrepairable.iter().map(|v| v.rule.id()).collect();
-        Err(format!("unrepairable: {}", rules.join(", ")))
+        Err(unrepairable(&r))
     }
+}
+
+/// Repair from bytes to bytes: (median ns, the output bytes or error).
+fn timed_bytes(reps: usize, input: &[u8], opts: &RepairOptions) -> (Result<Vec<u8>, String>, u128) {
+    let mut times = Vec::with_capacity(reps);
+    let mut last = Err("not run".to_string());
+    for _ in 0..reps {
+        let t = Instant::now();
+        let out = repair_bytes(input, opts)
+            .map_err(|e| e.to_string())
+            .and_then(|(r, out)| {
+                if r.valid() {
+                    Ok(out)
+                } else {
+                    Err(unrepairable(&r))
+                }
+            });
+        times.push(t.elapsed().as_nanos());
+        last = out.map(|o| o.unwrap_or_else(|| input.to_vec()));
+    }
+    (last, median(&mut times))
 }
 
 /// The target models of the conversions (the peers get the same ones).
@@ -118,19 +165,119 @@ const TARGETS: [Dialect; 3] = [
     Dialect::OpenAiResponses,
 ];
 
+/// The repair rows of one sample.
+fn repair_rows(s: &Value, reps: usize, out: &mut impl Write) -> Res<()> {
+    let id = &s["id"];
+    for (name, d, provider) in DIALECTS {
+        let Some(body) = s["bodies"].get(name) else {
+            continue;
+        };
+        let opts = repair_opts(d, provider);
+        let check_valid =
+            mend::check_value(body, &check_opts(d, provider)).is_ok_and(|r| r.valid());
+        let (res, ns) = timed(reps, || body.clone(), |b| run_repair(b, &opts));
+        let input = serde_json::to_vec(body)?;
+        let (res_bytes, ns_bytes) = timed_bytes(reps, &input, &opts);
+        // The two ways must agree: the spliced bytes parse to the repaired body.
+        let res = match (res, res_bytes) {
+            (Ok(b), Ok(bytes))
+                if serde_json::from_slice::<Value>(&bytes).ok() != Some(b.clone()) =>
+            {
+                Err("the spliced bytes differ from the repaired body".to_string())
+            }
+            (Ok(_), Err(e)) | (Err(_), Err(e)) | (Err(e), Ok(_)) => Err(e),
+            (Ok(b), Ok(_)) => Ok(b),
+        };
+        let task = format!("repair:{name}");
+        let line = match res {
+            Ok(b) => json!({"id": id, "task": task, "ns": ns as u64, "ns_bytes": ns_bytes as u64,
+                            "ok": true, "body": b, "check_valid": check_valid}),
+            Err(e) => json!({"id": id, "task": task, "ns": ns as u64, "ns_bytes": ns_bytes as u64,
+                             "ok": false, "error": e, "check_valid": check_valid}),
+        };
+        writeln!(out, "{line}")?;
+    }
+    Ok(())
+}
+
+/// The convert rows of one sample.
+fn convert_rows(s: &Value, reps: usize, out: &mut impl Write) -> Res<()> {
+    let id = &s["id"];
+    let Some(body) = s["bodies"].get("openai_chat") else {
+        return Ok(());
+    };
+    for to in TARGETS {
+        let task = format!("convert:{}", to.name());
+        let (res, ns) = timed(reps, || (), |()| run_convert(body, to));
+        let line = match res {
+            Ok(b) => json!({"id": id, "task": task, "ns": ns as u64, "ok": true, "body": b}),
+            Err(e) => json!({"id": id, "task": task, "ns": ns as u64, "ok": false, "error": e}),
+        };
+        writeln!(out, "{line}")?;
+    }
+    Ok(())
+}
+
+/// `--loop value|bytes`: every repair of the corpus `reps` times, untimed and with no
+/// output, for a profiler (`valgrind --tool=callgrind`): only the call under study runs
+/// in the loop (the inputs are made before it).
+fn profile_loop(corpus: &[Value], how: &str, reps: usize) -> Res<()> {
+    let mut inputs = Vec::new();
+    for s in corpus {
+        for (name, d, provider) in DIALECTS {
+            if let Some(body) = s["bodies"].get(name) {
+                inputs.push((
+                    body.clone(),
+                    serde_json::to_vec(body)?,
+                    repair_opts(d, provider),
+                ));
+            }
+        }
+    }
+    for _ in 0..reps {
+        for (body, bytes, opts) in &inputs {
+            match how {
+                "value" => {
+                    let r = mend::repair::repair(body, opts)?;
+                    std::hint::black_box(serde_json::to_vec(&r.body)?);
+                }
+                "bytes" => {
+                    std::hint::black_box(repair_bytes(bytes, opts)?);
+                }
+                "check" => {
+                    std::hint::black_box(mend::check(bytes, &opts.check)?);
+                }
+                _ => return Err(format!("--loop value, bytes or check, not '{how}'").into()),
+            }
+        }
+    }
+    Ok(())
+}
+
 fn main() -> Res<()> {
     let mut reps = 15usize;
     let mut input = None;
+    let mut only: Option<String> = None;
+    let mut profile: Option<String> = None;
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
         match a.as_str() {
             "--reps" => reps = it.next().ok_or("--reps N")?.parse()?,
+            "--only" => only = Some(it.next().ok_or("--only repair|convert")?),
+            "--loop" => profile = Some(it.next().ok_or("--loop value|bytes|check")?),
             _ if input.is_none() && !a.starts_with('-') => input = Some(a),
             _ => return Err(format!("unexpected argument '{a}'").into()),
         }
     }
-    let input = input.ok_or("usage: report_bench [--reps N] corpus.jsonl")?;
+    let input =
+        input.ok_or("usage: report_bench [--reps N] [--only repair|convert] corpus.jsonl")?;
     let reps = reps.max(1);
+    let (repairs, converts) = match only.as_deref() {
+        None => (true, true),
+        Some("repair") => (true, false),
+        Some("convert") => (false, true),
+        Some(o) => return Err(format!("--only repair or convert, not '{o}'").into()),
+    };
     let f = std::fs::File::open(&input).map_err(|e| format!("{input}: {e}"))?;
     let mut corpus = Vec::new();
     for line in BufReader::new(f).lines() {
@@ -139,53 +286,27 @@ fn main() -> Res<()> {
             corpus.push(serde_json::from_str::<Value>(&line)?);
         }
     }
+    if let Some(how) = profile {
+        return profile_loop(&corpus, &how, reps);
+    }
     // Warm-up: every task once.
+    let mut sink = std::io::sink();
     for s in &corpus {
-        for (name, d, provider) in DIALECTS {
-            if let Some(body) = s["bodies"].get(name) {
-                let _ = std::hint::black_box(run_repair(body, d, provider));
-            }
+        if repairs {
+            repair_rows(s, 1, &mut sink)?;
         }
-        if let Some(body) = s["bodies"].get("openai_chat") {
-            for to in TARGETS {
-                let _ = std::hint::black_box(run_convert(body, to));
-            }
+        if converts {
+            convert_rows(s, 1, &mut sink)?;
         }
     }
-
     let out = std::io::stdout();
     let mut out = BufWriter::new(out.lock());
     for s in &corpus {
-        let id = &s["id"];
-        for (name, d, provider) in DIALECTS {
-            let Some(body) = s["bodies"].get(name) else {
-                continue;
-            };
-            let check_valid =
-                mend::check_value(body, &check_opts(d, provider)).is_ok_and(|r| r.valid());
-            let (res, ns) = timed(reps, || run_repair(body, d, provider));
-            let line = match res {
-                Ok(b) => json!({"id": id, "task": format!("repair:{name}"), "ns": ns as u64,
-                                "ok": true, "body": b, "check_valid": check_valid}),
-                Err(e) => json!({"id": id, "task": format!("repair:{name}"), "ns": ns as u64,
-                                 "ok": false, "error": e, "check_valid": check_valid}),
-            };
-            writeln!(out, "{line}")?;
+        if repairs {
+            repair_rows(s, reps, &mut out)?;
         }
-        if let Some(body) = s["bodies"].get("openai_chat") {
-            for to in TARGETS {
-                let task = format!("convert:{}", to.name());
-                let (res, ns) = timed(reps, || run_convert(body, to));
-                let line = match res {
-                    Ok(b) => {
-                        json!({"id": id, "task": task, "ns": ns as u64, "ok": true, "body": b})
-                    }
-                    Err(e) => {
-                        json!({"id": id, "task": task, "ns": ns as u64, "ok": false, "error": e})
-                    }
-                };
-                writeln!(out, "{line}")?;
-            }
+        if converts {
+            convert_rows(s, reps, &mut out)?;
         }
     }
     out.flush()?;

@@ -4,15 +4,23 @@
 //! cargo run --release -p mend --example trim_bench -- [--reps N] [--keep-last K]
 //!     [--protect P] [--bodies-out FILE] corpus.jsonl
 //! cargo run --release -p mend --example trim_bench -- check bodies.jsonl
+//! cargo run --release -p mend --example trim_bench -- first --index I corpus.jsonl
 //! ```
 //!
 //! Trim mode reads the corpus written by `bench/trim_corpus.py` (one
 //! `{"id", "kind", "budget", "body"}` per line), trims each body with `mend::trim::trim`
 //! (the body's model, gpt-4o, picks o200k_base), timed in-process: the median of `--reps`
-//! runs (default 15) after a warm-up pass over the whole corpus, so the tokenizer
-//! singleton is loaded before anything is timed. It also times `trim_with_cache` with a
-//! warm cache (the gateway case: the same conversation trimmed again). The output of each
-//! trim is judged with `mend::check_value`. One JSON line per conversation on stdout.
+//! runs (default 15; each repetition goes round the whole corpus, so a conversation is not
+//! timed with the tables its previous run warmed) after a warm-up pass over the whole
+//! corpus, so the tokenizer is loaded before anything is timed. `trim` keeps no counts between calls, so each of
+//! those runs is what a first call on a new history costs in a process that has its
+//! tokenizer loaded ("cold"). It also times `trim_with_cache` with a warm cache (the
+//! gateway case: the same conversation trimmed again). The output of each trim is judged
+//! with `mend::check_value`. One JSON line per conversation on stdout.
+//!
+//! First mode times the very first `trim` of a process (record `--index` of the corpus,
+//! tokenizer load included: nothing is loaded before it) and prints `{"micros": ...}`;
+//! run it in a fresh process per figure.
 //!
 //! Check mode reads a JSONL of bodies (or of `{"id", "body"}` records) and prints one JSON
 //! line per body: id, valid, and the rule ids and paths of its error-severity findings.
@@ -28,6 +36,7 @@ type Res<T> = Result<T, Box<dyn std::error::Error>>;
 
 struct Args {
     check: bool,
+    first: Option<usize>,
     reps: usize,
     keep_last: usize,
     protect: usize,
@@ -37,13 +46,15 @@ struct Args {
 
 fn usage() -> String {
     "usage: trim_bench [--reps N] [--keep-last K] [--protect P] [--bodies-out FILE] corpus.jsonl\n       \
-     trim_bench check bodies.jsonl"
+     trim_bench check bodies.jsonl\n       \
+     trim_bench first --index I corpus.jsonl"
         .to_string()
 }
 
 fn parse_args() -> Res<Args> {
     let mut args = Args {
         check: false,
+        first: None,
         reps: 15,
         keep_last: 1,
         protect: 0,
@@ -54,6 +65,10 @@ fn parse_args() -> Res<Args> {
     while let Some(a) = it.next() {
         match a.as_str() {
             "check" if args.input.is_empty() && !args.check => args.check = true,
+            "first" if args.input.is_empty() && !args.check => args.first = Some(0),
+            "--index" if args.first.is_some() => {
+                args.first = Some(it.next().ok_or_else(usage)?.parse()?)
+            }
             "--reps" => args.reps = it.next().ok_or_else(usage)?.parse()?,
             "--keep-last" => args.keep_last = it.next().ok_or_else(usage)?.parse()?,
             "--protect" => args.protect = it.next().ok_or_else(usage)?.parse()?,
@@ -172,20 +187,23 @@ fn run_trim(args: &Args) -> Res<()> {
         None => None,
     };
     let mut mismatched_counts = 0usize;
-    for rec in &corpus {
+    // Cold timings go round the whole corpus once per repetition, so a conversation's
+    // second run does not find the tokenizer's tables hot from its first.
+    let mut cold: Vec<Vec<f64>> = vec![Vec::with_capacity(args.reps); corpus.len()];
+    for _ in 0..args.reps {
+        for (rec, times) in corpus.iter().zip(cold.iter_mut()) {
+            let body = rec.get("body").ok_or("a corpus record has no `body`")?;
+            let opts = opts_for(budget_of(rec)?);
+            let t0 = Instant::now();
+            std::hint::black_box(trim(std::hint::black_box(body), &opts)?);
+            times.push(t0.elapsed().as_secs_f64() * 1e6);
+        }
+    }
+    for (rec, mut times) in corpus.iter().zip(cold) {
         let body = rec.get("body").ok_or("a corpus record has no `body`")?;
         let id = rec.get("id").cloned().unwrap_or(Value::Null);
         let opts = opts_for(budget_of(rec)?);
-
-        let mut times = Vec::with_capacity(args.reps);
-        let mut last = None;
-        for _ in 0..args.reps {
-            let t0 = Instant::now();
-            let t = trim(std::hint::black_box(body), &opts)?;
-            times.push(t0.elapsed().as_secs_f64() * 1e6);
-            last = Some(t);
-        }
-        let t = last.ok_or("no repetition ran")?;
+        let t = trim(body, &opts)?;
 
         let mut cache = TokenCache::default();
         trim_with_cache(body, &opts, &mut cache)?;
@@ -254,8 +272,37 @@ fn run_trim(args: &Args) -> Res<()> {
     Ok(())
 }
 
+/// The first trim of the process, on record `index`: tokenizer load included.
+fn run_first(args: &Args, index: usize) -> Res<()> {
+    let corpus = read_jsonl(&args.input)?;
+    let rec = corpus.get(index).ok_or("--index is past the corpus' end")?;
+    let body = rec.get("body").ok_or("a corpus record has no `body`")?;
+    let budget = rec
+        .get("budget")
+        .and_then(Value::as_u64)
+        .ok_or("a corpus record has no integer `budget`")?;
+    let opts = TrimOptions {
+        check: chat_opts(),
+        budget: usize::try_from(budget)?,
+        keep_last: args.keep_last,
+        protect: args.protect,
+    };
+    let t0 = Instant::now();
+    let t = trim(std::hint::black_box(body), &opts)?;
+    let micros = t0.elapsed().as_secs_f64() * 1e6;
+    println!(
+        "{}",
+        json!({"id": rec.get("id"), "micros": micros, "tokens_before": t.tokens_before})
+    );
+    Ok(())
+}
+
 fn main() {
-    let result = parse_args().and_then(|a| if a.check { run_check(&a) } else { run_trim(&a) });
+    let result = parse_args().and_then(|a| match (a.check, a.first) {
+        (true, _) => run_check(&a),
+        (false, Some(i)) => run_first(&a, i),
+        (false, None) => run_trim(&a),
+    });
     if let Err(e) = result {
         eprintln!("trim_bench: {e}");
         std::process::exit(2);

@@ -53,6 +53,7 @@ pub mod repair;
 mod role;
 pub mod rules;
 mod sse;
+mod tokens;
 pub mod trim;
 mod violation;
 

@@ -10,10 +10,13 @@
 //!
 //! Token counts use the model's real tokenizer where one is public (`o200k_base` for
 //! GPT-4o, GPT-4.1, GPT-5 and the o-series; `cl100k_base` for GPT-4 and GPT-3.5), offline,
-//! through `bpe-openai` (the same vocabularies as tiktoken, counted without building the
-//! token list; counts equal tiktoken's, a test pins a few),
+//! through the crate's own `tokens` module (the same vocabularies as tiktoken, counted without
+//! building the token list; counts equal tiktoken's: a test pins a few, another compares
+//! with `bpe-openai` on random text, and `bench/trim-vs-langchain.sh` compares every
+//! conversation of its corpus with Python tiktoken),
 //! and else a declared estimate: one token per four characters of text, which is the rule
-//! of thumb Anthropic and Google publish for English. Each history item is counted once.
+//! of thumb Anthropic and Google publish for English. Each history item is counted once per
+//! call ([`trim`] keeps nothing between calls; [`trim_with_cache`] reuses counts).
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -77,8 +80,8 @@ impl Counter {
     /// Tokens in a text.
     pub fn count(self, text: &str) -> usize {
         match self {
-            Counter::O200kBase => bpe_openai::o200k_base().count(text),
-            Counter::Cl100kBase => bpe_openai::cl100k_base().count(text),
+            Counter::O200kBase => crate::tokens::Vocab::O200k.count(text),
+            Counter::Cl100kBase => crate::tokens::Vocab::Cl100k.count(text),
             Counter::EstimateCharsOver4 => text.chars().count().div_ceil(4),
         }
     }
@@ -110,27 +113,65 @@ fn collect_text(v: &Value, out: &mut String) {
     }
 }
 
-/// A cache of item token counts, keyed by the item's JSON text, for callers that trim the
-/// same growing conversation again and again.
+/// A cache of item token counts, keyed by a structural hash of the item, for callers that
+/// trim the same growing conversation again and again. Bounded: past
+/// [`TokenCache::LIMIT`] items it starts over.
 #[derive(Debug, Default)]
 pub struct TokenCache {
     counts: HashMap<(Counter, u64), usize>,
+    /// The keys of the item hash, random per cache: a caller who can choose items (one
+    /// process-wide cache serves every caller of the Python binding) cannot craft two
+    /// that collide and so read another's count.
+    keys: std::collections::hash_map::RandomState,
 }
 
 impl TokenCache {
+    /// The most item counts a cache holds (about 10 MB) before it is emptied.
+    pub const LIMIT: usize = 1 << 18;
+
     fn count(&mut self, counter: Counter, item: &Value) -> usize {
-        let key = (counter, hash_value(item));
-        *self
-            .counts
-            .entry(key)
-            .or_insert_with(|| counter.count_item(item))
+        let key = (counter, hash_value(item, &self.keys));
+        if let Some(&n) = self.counts.get(&key) {
+            return n;
+        }
+        if self.counts.len() >= Self::LIMIT {
+            self.counts.clear();
+        }
+        let n = counter.count_item(item);
+        self.counts.insert(key, n);
+        n
+    }
+
+    /// Items counted.
+    pub fn len(&self) -> usize {
+        self.counts.len()
+    }
+
+    /// Whether nothing is cached.
+    pub fn is_empty(&self) -> bool {
+        self.counts.is_empty()
+    }
+}
+
+/// Where item counts come from: counted afresh, or through a cache.
+enum Counts<'c> {
+    Fresh,
+    Cached(&'c mut TokenCache),
+}
+
+impl Counts<'_> {
+    fn count(&mut self, counter: Counter, item: &Value) -> usize {
+        match self {
+            Counts::Fresh => counter.count_item(item),
+            Counts::Cached(cache) => cache.count(counter, item),
+        }
     }
 }
 
 /// A structural hash of a JSON value (no serialization): keys, strings, numbers and the
 /// shape all count, so two items hash equal only when they are equal JSON (in key order).
-fn hash_value(v: &Value) -> u64 {
-    use std::hash::{Hash, Hasher};
+fn hash_value(v: &Value, keys: &std::collections::hash_map::RandomState) -> u64 {
+    use std::hash::{BuildHasher, Hash, Hasher};
     fn feed(v: &Value, h: &mut std::collections::hash_map::DefaultHasher) {
         match v {
             Value::Null => 0u8.hash(h),
@@ -154,7 +195,7 @@ fn hash_value(v: &Value) -> u64 {
             }
         }
     }
-    let mut h = std::collections::hash_map::DefaultHasher::new();
+    let mut h = keys.build_hasher();
     feed(v, &mut h);
     h.finish()
 }
@@ -227,7 +268,7 @@ pub struct Trimmed {
 /// assert!(trimmed.violations.is_empty()); // and no group is cut
 /// ```
 pub fn trim(body: &Value, opts: &TrimOptions) -> Result<Trimmed, Error> {
-    trim_with_cache(body, opts, &mut TokenCache::default())
+    trim_counted(body, opts, &mut Counts::Fresh)
 }
 
 /// Trim, reusing token counts from earlier calls.
@@ -236,6 +277,10 @@ pub fn trim_with_cache(
     opts: &TrimOptions,
     cache: &mut TokenCache,
 ) -> Result<Trimmed, Error> {
+    trim_counted(body, opts, &mut Counts::Cached(cache))
+}
+
+fn trim_counted(body: &Value, opts: &TrimOptions, cache: &mut Counts) -> Result<Trimmed, Error> {
     let analysis = analyze(body, &opts.check)?;
     let counter = Counter::for_model(analysis.chain.facts.model, analysis.dialect);
     let damaged = analysis
@@ -251,7 +296,7 @@ pub fn trim_with_cache(
         };
         let fixed = crate::repair::repair(body, &ropts)?;
         if fixed.valid() {
-            let mut t = trim_with_cache(&fixed.body, opts, cache)?;
+            let mut t = trim_counted(&fixed.body, opts, cache)?;
             t.repairs = fixed.edits;
             return Ok(t);
         }
@@ -344,7 +389,7 @@ impl<'a> Units<'a> {
         analysis: &'a Analysis<'a>,
         protect: usize,
         counter: Counter,
-        cache: &mut TokenCache,
+        cache: &mut Counts,
     ) -> Units<'a> {
         let chain = &analysis.chain;
         let groups = analysis.groups(protect);
@@ -485,18 +530,28 @@ impl<'a> Units<'a> {
                 tokens: self.tokens[u],
             });
         }
-        let mut body = self.body.clone();
-        if !drop_items.is_empty() {
-            if let Some(Value::Array(items)) = body.get_mut(self.dialect.history_key()) {
-                let old = std::mem::take(items);
-                *items = old
-                    .into_iter()
-                    .enumerate()
-                    .filter(|(i, _)| !drop_items.contains(i))
-                    .map(|(_, v)| v)
-                    .collect();
+        let key = self.dialect.history_key();
+        let body = match (self.body, self.body.get(key)) {
+            // Clone what is kept only: the other fields and the kept items.
+            (Value::Object(fields), Some(Value::Array(items))) if !drop_items.is_empty() => {
+                let mut kept = Some(
+                    items
+                        .iter()
+                        .enumerate()
+                        .filter(|(i, _)| !drop_items.contains(i))
+                        .map(|(_, v)| v.clone())
+                        .collect(),
+                );
+                let fields = fields
+                    .iter()
+                    .map(|(k, v)| match kept.take_if(|_| k == key) {
+                        Some(kept) => (k.clone(), Value::Array(kept)),
+                        None => (k.clone(), v.clone()),
+                    });
+                Value::Object(fields.collect())
             }
-        }
+            _ => self.body.clone(),
+        };
         Output {
             body,
             dropped,

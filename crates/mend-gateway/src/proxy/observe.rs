@@ -39,11 +39,11 @@ use opentelemetry::trace::{SpanKind, SpanRef, Status, TraceContextExt, Tracer as
 use opentelemetry::{Context, KeyValue};
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 use opentelemetry_sdk::trace::SdkTracer;
-use serde_json::Value;
 
 use super::heal::{rule_ids, Heal};
 use super::{header_str, Ctx, Route};
 use crate::config::Mode;
+use crate::head::{request_head, RequestHead};
 use crate::judge::Verdict;
 use crate::stream::{End, Seen};
 use crate::{Inner, CONVERSATION_HEADER};
@@ -161,18 +161,16 @@ impl Observed {
         }
     }
 
-    /// The verdict on the body, with the request's model and whether it streams.
+    /// The verdict on the body, with the request's model and whether it streams (both
+    /// skimmed off the body's top level; in `off` mode only for a traced exchange).
     pub(super) fn judged(&self, path: &str, headers: &HeaderMap, verdict: &Verdict, body: &[u8]) {
         let in_path = Dialect::model_from_endpoint(path);
-        let model = in_path.clone().or_else(|| {
-            let field = |v: &Value| v.get("model").and_then(Value::as_str).map(str::to_string);
-            match &verdict.parsed {
-                Some(v) => field(v),
-                // Off mode parses nothing; only a traced exchange reads the model then.
-                None if self.traced.is_some() => request_head(body).model,
-                None => None,
-            }
-        });
+        let head = if verdict.outcome != "off" || self.traced.is_some() {
+            request_head(body)
+        } else {
+            RequestHead::default()
+        };
+        let model = in_path.clone().or(head.model);
         self.facts(|f| {
             f.outcome = verdict.outcome;
             f.violations = verdict.found.len();
@@ -183,10 +181,7 @@ impl Observed {
         let span = t.span.span();
         let stream = path.contains(":streamGenerateContent")
             || path.ends_with("/converse-stream")
-            || match &verdict.parsed {
-                Some(v) => v.get("stream").and_then(Value::as_bool) == Some(true),
-                None => request_head(body).stream == Some(true),
-            };
+            || head.stream == Some(true);
         span.set_attribute(KeyValue::new("gen_ai.request.stream", stream));
         if let Some(c) = header_str(headers, CONVERSATION_HEADER) {
             span.set_attribute(KeyValue::new("gen_ai.conversation.id", c.to_string()));
@@ -482,18 +477,6 @@ fn usage_of(dialect: Dialect, content_type: &str, body: &[u8]) -> Usage {
 
 fn count(n: usize) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
-}
-
-/// The two request fields a span names when the judge did not parse the body: read
-/// without building the rest of it.
-#[derive(Default, serde::Deserialize)]
-struct RequestHead {
-    model: Option<String>,
-    stream: Option<bool>,
-}
-
-fn request_head(body: &[u8]) -> RequestHead {
-    serde_json::from_slice(body).unwrap_or_default()
 }
 
 /// Incoming headers as the propagator reads them.

@@ -4,7 +4,8 @@
 
 use axum::body::Body;
 use axum::http::header;
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
+use http_body_util::BodyExt;
 
 use super::{header_str, Ctx, Early};
 use crate::config::Mode;
@@ -61,7 +62,8 @@ pub(super) fn conversation(ctx: &Ctx, mode: Mode) -> Result<Option<String>, Earl
 }
 
 /// The body, refused before reading when its declared length is over the limit, and
-/// while reading when it turns out to be.
+/// while reading when it turns out to be. It is read into one buffer, sized from the
+/// declared length; a body that comes as one chunk is kept as that chunk, uncopied.
 pub(super) async fn body(ctx: &Ctx, mode: Mode, body: Body) -> Result<Bytes, Early> {
     let limit = ctx.inner.config.body_limit;
     let too_large = || {
@@ -82,10 +84,10 @@ pub(super) async fn body(ctx: &Ctx, mode: Mode, body: Body) -> Result<Bytes, Ear
     if declared.is_some_and(|n| n > limit as u64) {
         return Err(too_large());
     }
-    match axum::body::to_bytes(body, limit).await {
+    match read_whole(body, limit, declared).await {
         Ok(b) => Ok(b),
-        Err(e) if is_length_limit(&e) => Err(too_large()),
-        Err(e) => {
+        Err(Unread::TooLarge) => Err(too_large()),
+        Err(Unread::Failed(e)) => {
             ctx.inner
                 .metrics
                 .request(ctx.dname(), mode.name(), "bad_body");
@@ -95,17 +97,43 @@ pub(super) async fn body(ctx: &Ctx, mode: Mode, body: Body) -> Result<Bytes, Ear
     }
 }
 
-fn valid_conversation_id(c: &str) -> bool {
-    !c.is_empty() && c.len() <= 256 && !c.chars().any(char::is_control)
+/// Why a body was not read.
+enum Unread {
+    TooLarge,
+    Failed(axum::Error),
 }
 
-fn is_length_limit(e: &axum::Error) -> bool {
-    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
-    while let Some(err) = cur {
-        if err.is::<http_body_util::LengthLimitError>() {
-            return true;
+/// Read a body whole, at most `limit` bytes: the first chunk as it is, and when more
+/// follow, all of them into one buffer of the declared length (or, without one, grown
+/// as needed).
+async fn read_whole(mut body: Body, limit: usize, declared: Option<u64>) -> Result<Bytes, Unread> {
+    let mut first: Option<Bytes> = None;
+    let mut buf = BytesMut::new();
+    while let Some(frame) = body.frame().await {
+        let Ok(chunk) = frame.map_err(Unread::Failed)?.into_data() else {
+            continue; // trailers
+        };
+        let len = first.as_ref().map_or(0, Bytes::len) + buf.len() + chunk.len();
+        if len > limit {
+            return Err(Unread::TooLarge);
         }
-        cur = err.source();
+        match first.take() {
+            None if buf.is_empty() => first = Some(chunk),
+            Some(one) => {
+                let size = declared.map_or(0, |n| n as usize).clamp(len, limit);
+                buf.reserve(size);
+                buf.extend_from_slice(&one);
+                buf.extend_from_slice(&chunk);
+            }
+            None => buf.extend_from_slice(&chunk),
+        }
     }
-    false
+    Ok(match first {
+        Some(one) => one,
+        None => buf.freeze(),
+    })
+}
+
+fn valid_conversation_id(c: &str) -> bool {
+    !c.is_empty() && c.len() <= 256 && !c.chars().any(char::is_control)
 }

@@ -29,7 +29,7 @@ pub(super) fn judge_body(ctx: &Ctx, mode: Mode, received: &Bytes) -> Verdict {
     };
     let mut verdict = judge(applied, &target, received);
     if verdict.replacement.is_some() && signed_with_sigv4(ctx) {
-        verdict.hold_back_repair(SIGV4_SIGNED, received);
+        verdict.hold_back_repair(SIGV4_SIGNED);
         ctx.inner.metrics.repair_skipped(ctx.dname(), "sigv4");
         tracing::info!(
             request_id = %ctx.id, dialect = ctx.dname(),

@@ -517,6 +517,42 @@ impl Conversation {
         }
     }
 
+    /// [`to_request`](Self::to_request) of a conversation that is not needed after:
+    /// the request's fields (tool declarations, schemas) are moved into the body rather
+    /// than copied. The same body.
+    pub(crate) fn into_request(mut self, dialect: Dialect) -> Result<Value, WriteError> {
+        let request = std::mem::take(&mut self.request);
+        if request.is_empty() {
+            return self.to_request(dialect);
+        }
+        // Written without its request, the body is the history (first, as with no
+        // `model`) and the fields the writer adds after the request's.
+        let written = match self.to_request(dialect)? {
+            Value::Object(o) => o,
+            other => return Ok(other),
+        };
+        let key = dialect.history_key();
+        let mut history = None;
+        let mut added = Vec::with_capacity(written.len());
+        for (k, v) in written {
+            if history.is_none() && k == key {
+                history = Some((k, v));
+            } else {
+                added.push((k, v));
+            }
+        }
+        let mut out = history_after_model(
+            request.contains_key("model"),
+            request.len(),
+            request.into_iter(),
+            history,
+        );
+        for (k, v) in added {
+            out.insert(k, v);
+        }
+        Ok(Value::Object(out))
+    }
+
     /// The JSON form.
     pub fn to_json(&self) -> Value {
         // Serializing plain data into a `Value` cannot fail (string keys, no custom errors).
@@ -691,18 +727,33 @@ pub(crate) fn arguments_value(
 
 /// The request's fields with the history after `model` (or first).
 pub(crate) fn with_history(request: &Extra, history: Option<(&str, Value)>) -> Map<String, Value> {
-    let mut out = Map::new();
+    history_after_model(
+        request.contains_key("model"),
+        request.len(),
+        request.iter().map(|(k, v)| (k.clone(), v.clone())),
+        history.map(|(k, v)| (k.to_string(), v)),
+    )
+}
+
+fn history_after_model(
+    has_model: bool,
+    len: usize,
+    fields: impl Iterator<Item = (String, Value)>,
+    history: Option<(String, Value)>,
+) -> Map<String, Value> {
+    let mut out = Map::with_capacity(len + 2);
     let mut history = history;
-    if !request.contains_key("model") {
+    if !has_model {
         if let Some((k, v)) = history.take() {
-            out.insert(k.to_string(), v);
+            out.insert(k, v);
         }
     }
-    for (k, v) in request {
-        out.insert(k.clone(), v.clone());
-        if k == "model" {
+    for (k, v) in fields {
+        let model = k == "model";
+        out.insert(k, v);
+        if model {
             if let Some((k, v)) = history.take() {
-                out.insert(k.to_string(), v);
+                out.insert(k, v);
             }
         }
     }

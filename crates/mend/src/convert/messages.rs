@@ -28,11 +28,22 @@ pub(crate) struct Shaped {
 /// they are left behind.
 const TAG_KEYS: &[&str] = &["type", "status", "index", "role"];
 
+/// Where a carried thing sat in the source, rendered as a pointer only for a note.
+#[derive(Clone, Copy)]
+enum At {
+    /// Message `i`.
+    Message(usize),
+    /// Part `j` of message `i`.
+    Part(usize, usize),
+    /// Part `k` of the content of the tool result that is part `j` of message `i`.
+    Content(usize, usize, usize),
+}
+
 struct Carrier<'a> {
     from: Dialect,
     to: Dialect,
     profile: &'static Profile,
-    paths: &'a SourcePaths<'a>,
+    paths: &'a SourcePaths,
     notes: &'a mut Vec<Note>,
 }
 
@@ -42,8 +53,17 @@ impl Carrier<'_> {
             .push(Note::new(NoteKind::Lost, what, path, detail));
     }
 
+    /// The source pointer of `at`.
+    fn ptr(&self, at: At) -> String {
+        match at {
+            At::Message(i) => self.paths.message(i),
+            At::Part(i, j) => self.paths.part(i, j),
+            At::Content(i, j, k) => format!("{}/content/{k}", self.paths.part(i, j)),
+        }
+    }
+
     /// Report the wire fields of `extra` that meant something.
-    fn extras(&mut self, path: &str, extra: &Extra) {
+    fn extras(&mut self, at: At, extra: &Extra) {
         for (k, v) in extra {
             if TAG_KEYS.contains(&k.as_str()) || carries_nothing(v) {
                 continue;
@@ -52,12 +72,13 @@ impl Carrier<'_> {
                 "the field `{k}` of {} has no equivalent in {}",
                 self.from, self.to
             );
-            self.lost("field", format!("{path}/{}", escape(k)), detail);
+            self.lost("field", format!("{}/{}", self.ptr(at), escape(k)), detail);
         }
     }
 
-    fn message(&mut self, i: usize, m: &Message) -> Option<Message> {
-        let path = self.paths.message(i);
+    /// Carry message `i`, moving what is kept of it.
+    fn message(&mut self, i: usize, m: Message) -> Option<Message> {
+        let at = At::Message(i);
         if m.is_verbatim() {
             let what = m
                 .verbatim_value()
@@ -68,40 +89,40 @@ impl Carrier<'_> {
                 "a `{what}` item of {} that {} cannot hold",
                 self.from, self.to
             );
-            self.lost("verbatim-item", path, detail);
+            self.lost("verbatim-item", self.ptr(at), detail);
             return None;
         }
-        let role = match &m.role {
+        let role = match m.role {
             Role::Other(r) if r == "function" => Role::Tool,
             Role::Other(r) => {
                 let detail = format!("a message of role `{r}`, which {} does not have", self.to);
-                self.lost("verbatim-item", path, detail);
+                self.lost("verbatim-item", self.ptr(at), detail);
                 return None;
             }
-            r => r.clone(),
+            r => r,
         };
         if let Some(id) = &m.item_id {
             let detail = format!("the provider item id `{id}` (only OpenAI Responses carries it)");
-            self.lost("item-id", path.clone(), detail);
+            self.lost("item-id", self.ptr(at), detail);
         }
-        self.extras(&path, &m.extra);
+        self.extras(at, &m.extra);
         let parts = m
             .parts
-            .iter()
+            .into_iter()
             .enumerate()
             .filter_map(|(j, p)| self.part(i, j, p))
             .collect();
         Some(Message::new(role, parts))
     }
 
-    fn part(&mut self, i: usize, j: usize, p: &Part) -> Option<Part> {
-        let path = self.paths.part(i, j);
+    fn part(&mut self, i: usize, j: usize, p: Part) -> Option<Part> {
+        let at = At::Part(i, j);
         match p {
             Part::Text(t) => {
                 if let Some(sig) = &t.signature {
-                    self.signature(&path, sig, "text part");
+                    self.signature(at, sig, "text part");
                 }
-                self.extras(&path, &t.extra);
+                self.extras(at, &t.extra);
                 if t.text.is_empty()
                     && matches!(
                         self.to,
@@ -111,122 +132,117 @@ impl Carrier<'_> {
                     // Empty text carries nothing, and these reject it.
                     return None;
                 }
-                Some(Part::text(t.text.clone()))
+                Some(Part::text(t.text))
             }
-            Part::Image(m) => self.media(&path, m, MediaKind::Image).map(Part::Image),
-            Part::File(m) => self.media(&path, m, MediaKind::File).map(Part::File),
-            Part::Reasoning(r) => self.reasoning(&path, r).map(Part::Reasoning),
+            Part::Image(m) => self.media(at, m, MediaKind::Image).map(Part::Image),
+            Part::File(m) => self.media(at, m, MediaKind::File).map(Part::File),
+            Part::Reasoning(r) => self.reasoning(at, &r).map(Part::Reasoning),
             Part::ToolCall(c) => {
                 if let Some(id) = &c.item_id {
                     let detail = format!(
                         "the function call item id `{id}` (only OpenAI Responses carries it)"
                     );
-                    self.lost("item-id", path.clone(), detail);
+                    self.lost("item-id", self.ptr(at), detail);
                 }
                 if let Some(sig) = &c.signature {
-                    self.signature(&path, sig, "function call");
+                    self.signature(at, sig, "function call");
                 }
-                self.extras(&path, &c.extra);
+                self.extras(at, &c.extra);
                 Some(Part::ToolCall(ToolCall {
-                    id: c.id.clone(),
-                    name: c.name.clone(),
-                    arguments: c.arguments.clone(),
+                    id: c.id,
+                    name: c.name,
+                    arguments: c.arguments,
                     ..ToolCall::default()
                 }))
             }
-            Part::ToolResult(r) => {
-                let (content, is_error) = if self.from == Dialect::Gemini {
-                    unwrap_gemini_response(r.content.as_ref(), r.is_error)
-                } else {
-                    (r.content.clone(), r.is_error)
-                };
-                let r = &ToolResult {
-                    content,
-                    is_error,
-                    ..r.clone()
-                };
-                // Gemini's convention for a failure is a response of `{"error": text}`.
-                if r.is_error && self.to == Dialect::Gemini {
-                    if let Some(ToolContent::Text(t)) = &r.content {
-                        let content = Some(ToolContent::Json(serde_json::json!({ "error": t })));
-                        self.extras(&path, &r.extra);
-                        return Some(Part::ToolResult(ToolResult {
-                            call_id: r.call_id.clone(),
-                            name: r.name.clone(),
-                            content,
-                            ..ToolResult::default()
-                        }));
-                    }
-                }
-                let has_error_flag =
-                    matches!(self.to, Dialect::Anthropic | Dialect::BedrockConverse);
-                if r.is_error && !has_error_flag {
-                    let detail = format!(
-                        "the result of `{}` is marked as an error; {} has no such flag (the content is kept)",
-                        r.call_id.as_deref().unwrap_or("?"),
-                        self.to
-                    );
-                    self.lost("is-error", path.clone(), detail);
-                }
-                self.extras(&path, &r.extra);
-                let content = r.content.as_ref().map(|c| self.tool_content(&path, c));
-                Some(Part::ToolResult(ToolResult {
-                    call_id: r.call_id.clone(),
-                    name: r.name.clone(),
-                    content,
-                    is_error: r.is_error && has_error_flag,
-                    ..ToolResult::default()
-                }))
-            }
+            Part::ToolResult(r) => self.tool_result((i, j), r).map(Part::ToolResult),
             Part::Opaque(o) => {
                 let kind = opaque_kind(&o.value);
                 let detail = format!(
                     "a `{kind}` part of {} that {} cannot hold",
                     self.from, self.to
                 );
-                self.lost("opaque-part", path, detail);
+                self.lost("opaque-part", self.ptr(at), detail);
                 None
             }
         }
     }
 
-    fn signature(&mut self, path: &str, sig: &str, on: &str) {
+    fn tool_result(&mut self, (i, j): (usize, usize), mut r: ToolResult) -> Option<ToolResult> {
+        let at = At::Part(i, j);
+        if self.from == Dialect::Gemini {
+            (r.content, r.is_error) = unwrap_gemini_response(r.content.take(), r.is_error);
+        }
+        // Gemini's convention for a failure is a response of `{"error": text}`.
+        if r.is_error && self.to == Dialect::Gemini {
+            if let Some(ToolContent::Text(t)) = &r.content {
+                let content = Some(ToolContent::Json(serde_json::json!({ "error": t })));
+                self.extras(at, &r.extra);
+                return Some(ToolResult {
+                    call_id: r.call_id,
+                    name: r.name,
+                    content,
+                    ..ToolResult::default()
+                });
+            }
+        }
+        let has_error_flag = matches!(self.to, Dialect::Anthropic | Dialect::BedrockConverse);
+        if r.is_error && !has_error_flag {
+            let detail = format!(
+                "the result of `{}` is marked as an error; {} has no such flag (the content is kept)",
+                r.call_id.as_deref().unwrap_or("?"),
+                self.to
+            );
+            self.lost("is-error", self.ptr(at), detail);
+        }
+        self.extras(at, &r.extra);
+        let content = r.content.map(|c| self.tool_content((i, j), c));
+        Some(ToolResult {
+            call_id: r.call_id,
+            name: r.name,
+            content,
+            is_error: r.is_error && has_error_flag,
+            ..ToolResult::default()
+        })
+    }
+
+    fn signature(&mut self, at: At, sig: &str, on: &str) {
         let detail = format!(
             "the {} thought signature on a {on} ({} characters): {} cannot verify another provider's signature",
             self.from,
             sig.len(),
             self.to
         );
-        self.lost("signature", path.to_string(), detail);
+        self.lost("signature", self.ptr(at), detail);
     }
 
-    fn media(&mut self, path: &str, m: &Media, kind: MediaKind) -> Option<Media> {
-        self.extras(path, &m.extra);
+    fn media(&mut self, at: At, m: Media, kind: MediaKind) -> Option<Media> {
+        self.extras(at, &m.extra);
         let mut out = Media {
-            url: m.url.clone(),
-            data: m.data.clone(),
-            media_type: m.media_type.clone(),
-            filename: m.filename.clone(),
+            url: m.url,
+            data: m.data,
+            media_type: m.media_type,
+            filename: m.filename,
             ..Media::default()
         };
         let openai = |d: Dialect| matches!(d, Dialect::OpenAiChat | Dialect::OpenAiResponses);
-        if let Some(id) = &m.file_id {
+        if let Some(id) = m.file_id {
             if openai(self.from) && openai(self.to) {
-                out.file_id = Some(id.clone());
+                out.file_id = Some(id);
             } else {
                 let detail = format!(
                     "the file id `{id}` belongs to {}'s file store, which {} cannot read",
                     self.from, self.to
                 );
-                self.lost("media", path.to_string(), detail);
+                self.lost("media", self.ptr(at), detail);
             }
         }
-        if let Some(d) = &m.detail {
+        if let Some(d) = m.detail {
             if openai(self.to) {
-                out.detail = Some(d.clone());
+                out.detail = Some(d);
             } else {
                 let detail = format!("the image `detail: {d}`, which {} does not have", self.to);
-                self.lost("field", format!("{path}/detail"), detail);
+                self.lost("field", format!("{}/detail", self.ptr(at)), detail);
             }
         }
         if self.to == Dialect::Gemini && out.data.is_none() && out.url.is_none() {
@@ -253,7 +269,7 @@ impl Carrier<'_> {
                         self.from,
                         if image { "png, jpeg, gif, webp" } else { "pdf, csv, doc, docx, xls, xlsx, html, txt, md" }
                     );
-                    self.lost("media", path.to_string(), detail);
+                    self.lost("media", self.ptr(at), detail);
                 }
                 return None;
             }
@@ -265,8 +281,8 @@ impl Carrier<'_> {
         Some(out)
     }
 
-    fn reasoning(&mut self, path: &str, r: &Reasoning) -> Option<Reasoning> {
-        self.extras(path, &r.extra);
+    fn reasoning(&mut self, at: At, r: &Reasoning) -> Option<Reasoning> {
+        self.extras(at, &r.extra);
         let keep_text = self.to == Dialect::OpenAiChat && self.profile.requires_reasoning_content;
         let mut lost = Vec::new();
         if let Some(id) = &r.item_id {
@@ -281,7 +297,7 @@ impl Carrier<'_> {
         if r.summary.as_ref().is_some_and(|s| !s.is_empty()) {
             lost.push("its summary".to_string());
         }
-        if let Some(kept) = self.claude_reasoning(path, r) {
+        if let Some(kept) = self.claude_reasoning(at, r) {
             return kept;
         }
         match (&r.text, keep_text) {
@@ -291,7 +307,7 @@ impl Carrier<'_> {
                         "the reasoning text is kept as `reasoning_content`, without {}",
                         lost.join(", ")
                     );
-                    self.lost("signature", path.to_string(), detail);
+                    self.lost("signature", self.ptr(at), detail);
                 }
                 Some(Reasoning {
                     text: Some(t.clone()),
@@ -319,7 +335,7 @@ impl Carrier<'_> {
                     },
                     self.to
                 );
-                self.lost(what, path.to_string(), detail);
+                self.lost(what, self.ptr(at), detail);
                 None
             }
         }
@@ -331,7 +347,7 @@ impl Carrier<'_> {
     /// Converse carries base64-encoded once more (a blob on the JSON wire). None when this
     /// is not such a pair or such reasoning (unsigned reasoning, as DeepSeek-R1's on
     /// Converse, is not Claude's); `Some(None)` when it was, and is reported lost.
-    fn claude_reasoning(&mut self, path: &str, r: &Reasoning) -> Option<Option<Reasoning>> {
+    fn claude_reasoning(&mut self, at: At, r: &Reasoning) -> Option<Option<Reasoning>> {
         let from_converse = match (self.from, self.to) {
             (Dialect::BedrockConverse, Dialect::Anthropic) => true,
             (Dialect::Anthropic, Dialect::BedrockConverse) => false,
@@ -353,7 +369,7 @@ impl Carrier<'_> {
                         "the redacted reasoning of {} is not base64 of Anthropic's redacted data, so {} cannot take it back",
                         self.from, self.to
                     );
-                    self.lost("encrypted-reasoning", path.to_string(), detail);
+                    self.lost("encrypted-reasoning", self.ptr(at), detail);
                 }
                 Some(decoded.map(|d| Reasoning {
                     encrypted: Some(d),
@@ -368,34 +384,25 @@ impl Carrier<'_> {
         }
     }
 
-    fn tool_content(&mut self, path: &str, c: &ToolContent) -> ToolContent {
+    fn tool_content(&mut self, (i, j): (usize, usize), c: ToolContent) -> ToolContent {
         let parts = match c {
             ToolContent::Parts(parts) => parts,
-            ToolContent::Json(v) => return ToolContent::Json(v.clone()),
-            ToolContent::Text(t) => return ToolContent::Text(t.clone()),
+            other => return other,
         };
         let text_only = matches!(self.to, Dialect::OpenAiChat | Dialect::Gemini);
         let mut kept = Vec::new();
-        for (k, p) in parts.iter().enumerate() {
-            let sub = format!("{path}/content/{k}");
+        for (k, p) in parts.into_iter().enumerate() {
+            let sub = At::Content(i, j, k);
             match p {
                 Part::Text(t) => {
-                    self.extras(&sub, &t.extra);
-                    kept.push(Part::text(t.text.clone()));
+                    self.extras(sub, &t.extra);
+                    kept.push(Part::text(t.text));
                 }
-                Part::Image(m) | Part::File(m) if !text_only => {
-                    let kind = if matches!(p, Part::Image(_)) {
-                        MediaKind::Image
-                    } else {
-                        MediaKind::File
-                    };
-                    if let Some(m) = self.media(&sub, m, kind) {
-                        kept.push(if matches!(p, Part::Image(_)) {
-                            Part::Image(m)
-                        } else {
-                            Part::File(m)
-                        });
-                    }
+                Part::Image(m) if !text_only => {
+                    kept.extend(self.media(sub, m, MediaKind::Image).map(Part::Image));
+                }
+                Part::File(m) if !text_only => {
+                    kept.extend(self.media(sub, m, MediaKind::File).map(Part::File));
                 }
                 // A Converse `{"json"}` block among others: its JSON as text.
                 Part::Opaque(o)
@@ -412,7 +419,7 @@ impl Carrier<'_> {
                         other.kind(),
                         self.to
                     );
-                    self.lost("media", sub, detail);
+                    self.lost("media", self.ptr(sub), detail);
                 }
             }
         }
@@ -431,42 +438,58 @@ impl Carrier<'_> {
     }
 }
 
-/// Carry `conv` (read from `source`) into `to`'s shape.
+/// Carry `conv`'s messages (read from `source`, and taken from it) into `to`'s shape.
 pub(crate) fn carry(
     source: &Value,
-    conv: &Conversation,
-    from: Dialect,
+    conv: &mut Conversation,
+    paths: &SourcePaths,
     to: Dialect,
     profile: &'static Profile,
     notes: &mut Vec<Note>,
 ) -> Shaped {
-    let paths = SourcePaths::new(from, conv);
-    let mut src = conv.clone();
-    give_ids(source, &paths, from, &mut src);
+    let from = paths.dialect();
+    let messages = match with_ids(source, paths, from, conv) {
+        Some(messages) => messages,
+        None => std::mem::take(&mut conv.messages),
+    };
     let mut carrier = Carrier {
         from,
         to,
         profile,
-        paths: &paths,
+        paths,
         notes,
     };
-    let mut carried = Vec::new();
-    for (i, m) in src.messages.iter().enumerate() {
+    let mut carried = Vec::with_capacity(messages.len());
+    for (i, m) in messages.into_iter().enumerate() {
         if let Some(out) = carrier.message(i, m) {
             carried.push((out, i));
         }
     }
-    let mut shaped = reshape(carried, to, profile, &paths, notes);
+    let mut shaped = reshape(carried, to, profile, paths, notes);
     if to == Dialect::BedrockConverse {
-        converse_ids(&mut shaped, &paths, notes);
+        converse_ids(&mut shaped, paths, notes);
     }
     let (messages, origins) = shaped.into_iter().unzip();
     Shaped { messages, origins }
 }
 
-/// Give every call and result an id: calls that have none (Gemini, legacy chat
-/// `function_call`) get a fresh one, shared with the results the engine pairs them with.
-fn give_ids(source: &Value, paths: &SourcePaths, from: Dialect, conv: &mut Conversation) {
+/// `conv`'s messages with an id on every call and result, when some have none: calls
+/// that have none (Gemini, legacy chat `function_call`) get a fresh one, shared with the
+/// results the engine pairs them with. None when every call and result has its id.
+fn with_ids(
+    source: &Value,
+    paths: &SourcePaths,
+    from: Dialect,
+    conv: &Conversation,
+) -> Option<Vec<Message>> {
+    let lacks_id = |p: &Part| match p {
+        Part::ToolCall(c) => c.id.is_none(),
+        Part::ToolResult(r) => r.call_id.is_none(),
+        _ => false,
+    };
+    if !conv.messages.iter().flat_map(|m| &m.parts).any(lacks_id) {
+        return None;
+    }
     let mut used = HashSet::new();
     let mut missing = HashMap::new();
     for (i, m) in conv.messages.iter().enumerate() {
@@ -492,9 +515,8 @@ fn give_ids(source: &Value, paths: &SourcePaths, from: Dialect, conv: &mut Conve
             }
         }
     }
-    if missing.is_empty() {
-        return;
-    }
+    let mut with_ids = conv.clone();
+    let conv = &mut with_ids;
     let mut fresh = Fresh { used, next: 1 };
     let opts = CheckOptions {
         dialect: Some(from),
@@ -534,6 +556,7 @@ fn give_ids(source: &Value, paths: &SourcePaths, from: Dialect, conv: &mut Conve
             set_id(conv, i, j, &id);
         }
     }
+    Some(with_ids.messages)
 }
 
 struct Fresh {
@@ -839,10 +862,10 @@ fn name_results(out: &mut [(Message, usize)], notes: &mut Vec<Note>, paths: &Sou
 /// Gemini wraps a plain result as `{"result": text}` (and a failure as `{"error": text}`):
 /// other dialects get the text itself, and the failure flag where they have one.
 fn unwrap_gemini_response(
-    content: Option<&ToolContent>,
+    content: Option<ToolContent>,
     is_error: bool,
 ) -> (Option<ToolContent>, bool) {
-    if let Some(ToolContent::Json(Value::Object(o))) = content {
+    if let Some(ToolContent::Json(Value::Object(o))) = &content {
         if let (1, Some((k, Value::String(t)))) = (o.len(), o.iter().next()) {
             match k.as_str() {
                 "result" | "output" => return (Some(ToolContent::Text(t.clone())), is_error),
@@ -851,7 +874,7 @@ fn unwrap_gemini_response(
             }
         }
     }
-    (content.cloned(), is_error)
+    (content, is_error)
 }
 
 /// A value that says nothing: left behind without a note.

@@ -61,6 +61,8 @@
 //! assert_eq!(out.body["messages"][2]["content"][0]["type"], "tool_result");
 //! ```
 
+use std::borrow::Cow;
+
 use serde::Serialize;
 use serde_json::Value;
 
@@ -344,10 +346,10 @@ pub fn convert(
 
     // 1. The source, repaired in its own dialect.
     let source = if opts.no_repair {
-        body.clone()
+        Cow::Borrowed(body)
     } else {
-        let fixed = repair::repair(
-            body,
+        let fixed = repaired(
+            Cow::Borrowed(body),
             &RepairOptions {
                 check: CheckOptions {
                     dialect: Some(from),
@@ -376,30 +378,9 @@ pub fn convert(
 
     // 2-4. Carried, reshaped and written.
     let converted = if from == to {
-        source
+        source.into_owned()
     } else {
-        let conv = Conversation::from_request(from, &source)?;
-        let shaped = messages::carry(&source, &conv, from, to, profile, &mut notes);
-        let request = settings::convert_settings(&conv, from, to, opts, model, profile, &mut notes);
-        let out = Conversation {
-            dialect: None,
-            form: None,
-            request,
-            messages: shaped.messages,
-        };
-        let written = out.to_request(to).map_err(|e: WriteError| {
-            let origin = shaped.origins.get(e.message).copied().unwrap_or(0);
-            ConvertError::Write {
-                to,
-                path: paths::SourcePaths::new(from, &conv).message(origin),
-                reason: e.reason,
-            }
-        })?;
-        let mut written = written;
-        if to == Dialect::OpenAiChat {
-            plain_text_as_string(&mut written);
-        }
-        written
+        carry_and_write(&source, from, to, opts, model, profile, &mut notes)?
     };
 
     // 5. The target, under its profile.
@@ -423,8 +404,8 @@ pub fn convert(
             held_back,
         });
     }
-    let fixed = repair::repair(
-        &converted,
+    let fixed = repaired(
+        Cow::Owned(converted),
         &RepairOptions {
             check: target_check,
             missing_result: opts.missing_result,
@@ -446,11 +427,91 @@ pub fn convert(
         to,
         provider: profile.name,
         model: model.map(str::to_string),
-        body: fixed.body,
+        body: fixed.body.into_owned(),
         notes,
         edits,
         violations,
         held_back,
+    })
+}
+
+/// Steps 2 to 4: `source`, read as `from`, carried into `to`'s shape with its settings,
+/// and written.
+fn carry_and_write(
+    source: &Value,
+    from: Dialect,
+    to: Dialect,
+    opts: &ConvertOptions,
+    model: Option<&str>,
+    profile: &'static Profile,
+    notes: &mut Vec<Note>,
+) -> Result<Value, ConvertError> {
+    let mut conv = Conversation::from_request(from, source)?;
+    let paths = paths::SourcePaths::new(from, &conv);
+    let shaped = messages::carry(source, &mut conv, &paths, to, profile, notes);
+    let request = settings::convert_settings(&conv, from, to, opts, model, profile, notes);
+    let out = Conversation {
+        dialect: None,
+        form: None,
+        request,
+        messages: shaped.messages,
+    };
+    let mut written = out.into_request(to).map_err(|e: WriteError| {
+        let origin = shaped.origins.get(e.message).copied().unwrap_or(0);
+        ConvertError::Write {
+            to,
+            path: paths.message(origin),
+            reason: e.reason,
+        }
+    })?;
+    if to == Dialect::OpenAiChat {
+        plain_text_as_string(&mut written);
+    }
+    Ok(written)
+}
+
+/// What [`repair::repair`] gives, with the body kept as it came when nothing needed doing.
+struct Fixed<'a> {
+    body: Cow<'a, Value>,
+    edits: Vec<Edit>,
+    unrepairable: Vec<Violation>,
+    warnings: Vec<Violation>,
+    held_back: Vec<Rule>,
+}
+
+/// Repair `body`, or keep it without a copy when its check finds no error: repair's
+/// outcome then is the body as it was, no edit, and the check's warnings, and its
+/// copy of a body (the size of the conversation) is the largest cost of a conversion
+/// after the check itself. A body with errors goes through [`repair::repair`].
+fn repaired<'a>(body: Cow<'a, Value>, opts: &RepairOptions) -> Result<Fixed<'a>, Error> {
+    let warnings = {
+        let analysis = crate::analyze(&body, &opts.check)?;
+        if analysis
+            .violations
+            .iter()
+            .any(|v| v.severity == Severity::Error)
+        {
+            None
+        } else {
+            Some(analysis.violations)
+        }
+    };
+    if let Some(warnings) = warnings {
+        return Ok(Fixed {
+            body,
+            edits: Vec::new(),
+            unrepairable: Vec::new(),
+            warnings,
+            held_back: Vec::new(),
+        });
+    }
+    let fixed = repair::repair(&body, opts)?;
+    Ok(Fixed {
+        body: Cow::Owned(fixed.body),
+        edits: fixed.edits,
+        unrepairable: fixed.unrepairable,
+        warnings: fixed.warnings,
+        held_back: fixed.held_back,
     })
 }
 

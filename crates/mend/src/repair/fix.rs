@@ -255,6 +255,10 @@ impl<'p, 'a> Fixer<'p, 'a> {
     }
 }
 
+/// A body with a plan applied: the body, where each history item came from (see
+/// [`Plan::apply`]), and the input items that did not come through, as they were.
+pub(crate) type Applied = (Value, Vec<Option<usize>>, Vec<(usize, Value)>);
+
 /// Where an element lives inside a history item: (item, key, index).
 type Sub = (usize, &'static str, usize);
 
@@ -323,11 +327,24 @@ impl Plan {
         });
     }
 
-    pub(crate) fn apply(&self, body: &Value, d: Dialect) -> Value {
+    /// The body with the plan applied, and for each item of its history the index of the
+    /// item of `body`'s it is a copy of, unchanged (`None`: made or changed here).
+    pub(crate) fn apply(&self, body: &Value, d: Dialect) -> (Value, Vec<Option<usize>>) {
+        let (next, origin, _) = self.apply_owned(body.clone(), d);
+        (next, origin)
+    }
+
+    /// [`Plan::apply`], taking the body: the items kept are moved, not copied. Also the
+    /// input's items that did not come through unchanged (dropped or edited), as they
+    /// were, with their index.
+    pub(crate) fn apply_owned(&self, body: Value, d: Dialect) -> Applied {
         let key = d.history_key();
-        let (Some(obj), Some(items)) = (body.as_object(), body.get(key).and_then(Value::as_array))
-        else {
-            return body.clone();
+        let Value::Object(mut obj) = body else {
+            return (body, Vec::new(), Vec::new());
+        };
+        let items = match obj.get_mut(key) {
+            Some(Value::Array(items)) => std::mem::take(items),
+            _ => return (Value::Object(obj), Vec::new(), Vec::new()),
         };
         let mut fields_by_item: HashMap<usize, Vec<&FieldEdit>> = HashMap::new();
         for f in &self.fields {
@@ -348,11 +365,19 @@ impl Plan {
             }
         }
         let mut rebuilt = Vec::with_capacity(items.len() + 4);
-        for (i, item) in items.iter().enumerate() {
+        let mut origin = Vec::with_capacity(items.len() + 4);
+        let mut removed = Vec::new();
+        for (i, item) in items.into_iter().enumerate() {
             if let Some(extra) = self.insert_before.get(&i) {
                 rebuilt.extend(extra.iter().cloned());
             }
-            if !self.drop_items.contains(&i) {
+            let untouched = !self.replace_items.contains_key(&i)
+                && !sub_keys.contains_key(&i)
+                && !fields_by_item.contains_key(&i);
+            let dropped = self.drop_items.contains(&i);
+            if !dropped && untouched {
+                rebuilt.push(item);
+            } else if !dropped {
                 let mut it = self
                     .replace_items
                     .get(&i)
@@ -361,54 +386,48 @@ impl Plan {
                 for k in sub_keys.get(&i).into_iter().flatten() {
                     self.apply_subs(&mut it, i, k, fields_by_item.get(&i));
                 }
-                if let (Some(fs), Some(obj)) = (fields_by_item.get(&i), it.as_object_mut()) {
-                    for FieldEdit {
-                        sub, name, value, ..
-                    } in fs.iter().copied()
-                    {
-                        if sub.is_some() {
-                            continue;
-                        }
-                        match value {
+                if let (Some(fs), Some(o)) = (fields_by_item.get(&i), it.as_object_mut()) {
+                    for f in fs.iter().filter(|f| f.sub.is_none()) {
+                        match &f.value {
                             Some(v) => {
-                                obj.insert(name.clone(), v.clone());
+                                o.insert(f.name.clone(), v.clone());
                             }
                             None => {
-                                obj.shift_remove(name);
+                                o.shift_remove(&f.name);
                             }
                         }
                     }
                 }
                 rebuilt.push(it);
+                removed.push((i, item));
+            } else {
+                removed.push((i, item));
             }
             if let Some(extra) = self.insert_after.get(&i) {
                 rebuilt.extend(extra.iter().cloned());
             }
+            // Everything pushed for this item is new, but the item itself when untouched.
+            origin.resize(rebuilt.len(), None);
+            if untouched && !dropped {
+                let at = rebuilt.len() - 1 - self.insert_after.get(&i).map_or(0, Vec::len);
+                origin[at] = Some(i);
+            }
         }
-        // Everything but the history is copied as it is, in its place.
-        let mut rebuilt = Some(Value::Array(rebuilt));
-        let mut out: serde_json::Map<String, Value> = obj
-            .iter()
-            .map(|(k, v)| {
-                let v = if k == key {
-                    rebuilt.take().unwrap_or_default()
-                } else {
-                    v.clone()
-                };
-                (k.clone(), v)
-            })
-            .collect();
+        // Everything but the history stays as it is, in its place.
+        if let Some(slot) = obj.get_mut(key) {
+            *slot = Value::Array(rebuilt);
+        }
         for (name, value) in &self.body_fields {
             match value {
                 Some(v) => {
-                    out.insert((*name).to_string(), v.clone());
+                    obj.insert((*name).to_string(), v.clone());
                 }
                 None => {
-                    out.shift_remove(*name);
+                    obj.shift_remove(*name);
                 }
             }
         }
-        Value::Object(out)
+        (Value::Object(obj), origin, removed)
     }
 
     fn apply_subs(

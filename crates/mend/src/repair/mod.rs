@@ -16,6 +16,9 @@
 //! own output changes nothing; no fix reads a rendered pointer or a message.
 
 mod fix;
+mod splice;
+
+use std::collections::HashMap;
 
 use serde::Serialize;
 use serde_json::Value;
@@ -25,6 +28,7 @@ use crate::violation::{Rule, Severity, Violation};
 use crate::{analyze, Analysis, CheckOptions, Error};
 
 pub(crate) use fix::{FixFn, Fixer};
+pub use splice::{repair_bytes, splice};
 
 /// What to do with a call that has no result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -93,6 +97,21 @@ pub struct Repaired {
     /// did not break and no fix can answer (see [`repair`]); their errors are among
     /// `unrepairable`.
     pub held_back: Vec<Rule>,
+    /// What of the input the body still is, as it was: for a caller holding the input in
+    /// another form (its bytes, its Python objects) that writes only what changed.
+    pub kept: Kept,
+}
+
+/// What of the input a repaired body keeps as it was (see [`Repaired::kept`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Kept {
+    /// `None` when the history member is the input's, unchanged. Else, for each item of
+    /// the body's history: `Some(i)` when it is item `i` of the input's history,
+    /// unchanged; `None` for an item an edit made or changed.
+    pub history: Option<Vec<Option<usize>>>,
+    /// The other top-level members an edit set or removed (Anthropic's `thinking`);
+    /// every other member is the input's, unchanged and in its place.
+    pub members: Vec<&'static str>,
 }
 
 impl Repaired {
@@ -135,9 +154,30 @@ const MAX_PASSES: usize = 32;
 /// assert_eq!(fixed.body["messages"][2]["tool_call_id"], "call_1");
 /// ```
 pub fn repair(body: &Value, opts: &RepairOptions) -> Result<Repaired, Error> {
-    let first = Run::new(body, opts, &[])?;
+    let (first, _) = Run::new(Input::Borrowed(body), opts, &[])?;
+    let (run, held) = settle(first, body, opts)?;
+    Ok(run.done(|| body.clone(), &held))
+}
+
+/// [`repair`], taking the body: a body that needs nothing is handed back as it is, not
+/// copied, and the first pass moves the items it keeps instead of copying them.
+pub fn repair_owned(body: Value, opts: &RepairOptions) -> Result<Repaired, Error> {
+    let (first, back) = Run::new(Input::Owned(body), opts, &[])?;
+    if first.made_worse().is_none() {
+        return Ok(first.done(move || back.unwrap_or_default(), &[]));
+    }
+    // The rare run that is held back again needs the input: rebuilt from what the first
+    // pass kept and what it took away.
+    let input = back.unwrap_or_else(|| first.input_again());
+    let (run, held) = settle(first, &input, opts)?;
+    Ok(run.done(move || input, &held))
+}
+
+/// The run whose outcome is the repair of `body`, `first` being the first run over it,
+/// and the rules it held back.
+fn settle(first: Run, body: &Value, opts: &RepairOptions) -> Result<(Run, Vec<Rule>), Error> {
     let Some(k) = first.made_worse() else {
-        return Ok(first.done(body, &[]));
+        return Ok((first, Vec::new()));
     };
     // The run left an error of a rule the input did not break. Hold back the fixes of
     // the pass that brought it in (one alone first: the others may be sound, then all of
@@ -159,16 +199,16 @@ pub fn repair(body: &Value, opts: &RepairOptions) -> Result<Repaired, Error> {
         if culprits.len() > 1 {
             for &c in &culprits {
                 let one = [held.as_slice(), &[c]].concat();
-                let run = Run::new(body, opts, &one)?;
+                let (run, _) = Run::new(Input::Borrowed(body), opts, &one)?;
                 if better(&run) {
-                    return Ok(run.done(body, &one));
+                    return Ok((run, one));
                 }
             }
         }
         held.extend(culprits);
-        let run = Run::new(body, opts, &held)?;
+        let (run, _) = Run::new(Input::Borrowed(body), opts, &held)?;
         if better(&run) {
-            return Ok(run.done(body, &held));
+            return Ok((run, held));
         }
         culprits = match run.made_worse() {
             Some(k) => run
@@ -179,7 +219,7 @@ pub fn repair(body: &Value, opts: &RepairOptions) -> Result<Repaired, Error> {
             None => Vec::new(),
         };
     }
-    Ok(first.done(body, &[]))
+    Ok((first, Vec::new()))
 }
 
 /// One run of repair passes over a body: plan the errors' fixes (but those of `held`
@@ -194,8 +234,21 @@ pub fn repair(body: &Value, opts: &RepairOptions) -> Result<Repaired, Error> {
 struct Run {
     dialect: Dialect,
     provider: &'static str,
-    /// The body after each pass (the input is state 0 and is not held here).
-    states: Vec<Value>,
+    /// The body after the last pass that changed it (`None`: the input, unchanged).
+    state: Option<Value>,
+    /// For each item of `state`'s history, the input's item it is, unchanged (`None`
+    /// while `state` is).
+    origin: Option<Vec<Option<usize>>>,
+    /// The top-level members set or removed.
+    members: Vec<&'static str>,
+    /// The length of the input's history.
+    input_items: usize,
+    /// When the first pass moved the items of an owned input: where each item of its
+    /// output came from, and the input's items it took away, as they were.
+    undo: Option<Undo>,
+    /// The first pass's output, once a later pass replaced it as `state` (kept for
+    /// `undo`).
+    first: Option<Value>,
     /// The number of edits made up to each state after the input.
     marks: Vec<usize>,
     edits: Vec<Edit>,
@@ -206,18 +259,43 @@ struct Run {
 }
 
 impl Run {
-    fn new(body: &Value, opts: &RepairOptions, held: &[Rule]) -> Result<Run, Error> {
-        // The input is borrowed until the first edit, and each pass's analysis is the
-        // verdict when it plans nothing: a valid body costs one check and one clone.
-        let mut states: Vec<Value> = Vec::new();
+    /// The run over `input`, and an owned input back when no pass took its items.
+    fn new(
+        input: Input<'_>,
+        opts: &RepairOptions,
+        held: &[Rule],
+    ) -> Result<(Run, Option<Value>), Error> {
+        // The input is read until the first edit, and each pass's analysis is the
+        // verdict when it plans nothing: a valid body costs one check.
+        let (borrowed, mut owned) = match input {
+            Input::Borrowed(b) => (Some(b), None),
+            Input::Owned(v) => (None, Some(v)),
+        };
+        let mut state: Option<Value> = None;
+        let mut first: Option<Value> = None;
+        let mut undo = None;
+        let mut passes = 0;
+        let mut origin: Option<Vec<Option<usize>>> = None;
+        let mut members: Vec<&'static str> = Vec::new();
         let mut marks = Vec::new();
         let mut edits = Vec::new();
         let mut seen = Vec::new();
+        let mut input_items = 0;
+        // The dialect read in the first pass is the one of every later pass: the
+        // body's dialect is not detected again in each.
+        let mut pinned: Option<CheckOptions> = None;
         loop {
-            let now = states.last().unwrap_or(body);
-            let analysis = analyze(now, &opts.check)?;
+            let now = state
+                .as_ref()
+                .or(owned.as_ref())
+                .or(borrowed)
+                .unwrap_or(&NULL);
+            let analysis = analyze(now, pinned.as_ref().unwrap_or(&opts.check))?;
             seen.push(error_rules(&analysis.violations));
-            let plan = if states.len() >= MAX_PASSES {
+            if state.is_none() {
+                input_items = history_len(now, analysis.dialect);
+            }
+            let plan = if passes >= MAX_PASSES {
                 fix::Plan::default()
             } else {
                 plan(&analysis, now, opts, held)
@@ -225,24 +303,87 @@ impl Run {
             // A plan that changed nothing (its edits had nowhere to go, as a result for a
             // message whose content is not a list) made no edits worth reporting, and
             // this pass's verdict is the body's.
-            let next = (!plan.is_empty())
-                .then(|| plan.apply(now, analysis.dialect))
-                .filter(|next| next != now);
-            let Some(next) = next else {
-                return Ok(Run {
-                    dialect: analysis.dialect,
-                    provider: analysis.profile.name,
-                    violations: analysis.violations,
-                    states,
+            let Analysis {
+                dialect,
+                profile,
+                violations,
+                ..
+            } = analysis;
+            let move_input = state.is_none() && owned.is_some() && plan.body_fields.is_empty();
+            let next = if plan.is_empty() {
+                None
+            } else if !move_input {
+                Some(plan.apply(now, dialect)).filter(|(next, _)| next != now)
+            } else {
+                let input = owned.take().unwrap_or_default();
+                let (next, from, removed) = plan.apply_owned(input, dialect);
+                let key = dialect.history_key();
+                if same_as_input(&next, &from, &removed, input_items, key) {
+                    owned = Some(restored(&next, &from, &removed, input_items, key));
+                    None
+                } else {
+                    undo = Some((from.clone(), removed));
+                    Some((next, from))
+                }
+            };
+            let Some((next, from)) = next else {
+                let run = Run {
+                    dialect,
+                    provider: profile.name,
+                    violations,
+                    state,
+                    origin,
+                    members,
+                    input_items,
+                    undo,
+                    first,
                     marks,
                     edits,
                     seen,
-                });
+                };
+                return Ok((run, owned));
             };
-            drop(analysis);
+            if pinned.is_none() && opts.check.dialect.is_none() {
+                pinned = Some(CheckOptions {
+                    dialect: Some(dialect),
+                    ..opts.check.clone()
+                });
+            }
+            // Where each item came from, through this pass and the ones before.
+            origin = Some(match origin {
+                None => from,
+                Some(before) => from
+                    .into_iter()
+                    .map(|o| o.and_then(|i| before.get(i).copied().flatten()))
+                    .collect(),
+            });
+            for (name, _) in &plan.body_fields {
+                if !members.contains(name) {
+                    members.push(name);
+                }
+            }
             edits.extend(plan.edits);
-            states.push(next);
+            let before = state.replace(next);
+            if first.is_none() && undo.is_some() {
+                first = before;
+            }
+            passes += 1;
             marks.push(edits.len());
+        }
+    }
+
+    /// The input of a run whose first pass took the items of its owned input.
+    fn input_again(&self) -> Value {
+        let state1 = self.first.as_ref().or(self.state.as_ref()).unwrap_or(&NULL);
+        match &self.undo {
+            Some((from, removed)) => restored(
+                state1,
+                from,
+                removed,
+                self.input_items,
+                self.dialect.history_key(),
+            ),
+            None => state1.clone(),
         }
     }
 
@@ -282,21 +423,109 @@ impl Run {
         distinct(self.edits[from..to].iter().map(|e| e.rule))
     }
 
-    fn done(mut self, body: &Value, held: &[Rule]) -> Repaired {
+    /// The outcome, its body the last state or, when nothing changed, `input()`.
+    fn done(self, input: impl FnOnce() -> Value, held: &[Rule]) -> Repaired {
         let (unrepairable, warnings) = self
             .violations
             .into_iter()
             .partition(|v| v.severity == Severity::Error);
+        let kept = match &self.state {
+            None => Kept::default(),
+            Some(_) => Kept {
+                history: self.origin.filter(|o| {
+                    o.len() != self.input_items || o.iter().enumerate().any(|(k, &i)| i != Some(k))
+                }),
+                members: self.members,
+            },
+        };
         Repaired {
             dialect: self.dialect,
             provider: self.provider,
-            body: self.states.pop().unwrap_or_else(|| body.clone()),
+            body: self.state.unwrap_or_else(input),
             edits: self.edits,
             unrepairable,
             warnings,
             held_back: held.to_vec(),
+            kept,
         }
     }
+}
+
+/// What a pass that moved the input's items needs to give the input back: where each
+/// item of its output came from, and the input's items it took away, as they were.
+type Undo = (Vec<Option<usize>>, Vec<(usize, Value)>);
+
+/// A body as given to a run: borrowed, or owned (its items are then moved, not copied,
+/// by the first pass).
+enum Input<'b> {
+    Borrowed(&'b Value),
+    Owned(Value),
+}
+
+static NULL: Value = Value::Null;
+
+/// Whether the output of a pass that moved the input's items (`from`: where each came
+/// from; `removed`: the input items it took away, as they were) is the input.
+fn same_as_input(
+    next: &Value,
+    from: &[Option<usize>],
+    removed: &[(usize, Value)],
+    input_items: usize,
+    key: &str,
+) -> bool {
+    let Some(items) = next.get(key).and_then(Value::as_array) else {
+        return from.is_empty() && removed.is_empty();
+    };
+    if items.len() != input_items || from.len() != items.len() {
+        return false;
+    }
+    let at: HashMap<usize, &Value> = from
+        .iter()
+        .enumerate()
+        .filter_map(|(k, o)| o.map(|i| (i, &items[k])))
+        .chain(removed.iter().map(|(i, v)| (*i, v)))
+        .collect();
+    items
+        .iter()
+        .enumerate()
+        .all(|(k, item)| from[k] == Some(k) || at.get(&k).is_some_and(|was| *was == item))
+}
+
+/// The input of a pass that moved its items, from its output: each item put back from
+/// where it went (`from`) or from what the pass took away (`removed`).
+fn restored(
+    next: &Value,
+    from: &[Option<usize>],
+    removed: &[(usize, Value)],
+    input_items: usize,
+    key: &str,
+) -> Value {
+    let mut out = next.clone();
+    let Some(items) = next.get(key).and_then(Value::as_array) else {
+        return out;
+    };
+    let mut was = vec![Value::Null; input_items];
+    for (k, o) in from.iter().enumerate() {
+        if let (Some(slot), Some(v)) = (o.and_then(|i| was.get_mut(i)), items.get(k)) {
+            *slot = v.clone();
+        }
+    }
+    for (i, v) in removed {
+        if let Some(slot) = was.get_mut(*i) {
+            *slot = v.clone();
+        }
+    }
+    if let Some(slot) = out.get_mut(key) {
+        *slot = Value::Array(was);
+    }
+    out
+}
+
+/// The number of items in a body's history (0 when it has none).
+fn history_len(body: &Value, d: Dialect) -> usize {
+    body.get(d.history_key())
+        .and_then(Value::as_array)
+        .map_or(0, Vec::len)
 }
 
 /// The rules of the error-severity violations, each once.

@@ -221,6 +221,9 @@ fn every_case_finds_what_it_expects() {
                     .collect();
                 got == left
             };
+            if let Err(e) = crate::splice::agrees(body, &ropts) {
+                failures.push(format!("{}: repair from bytes: {e}", c.file));
+            }
             match repair(body, &ropts) {
                 Ok(r) if &r.body == repaired && left_as_expected(&r) => repaired_checked += 1,
                 Ok(r) => failures.push(format!(
@@ -235,7 +238,14 @@ fn every_case_finds_what_it_expects() {
                 Err(e) => failures.push(format!("{}: repair failed: {e}", c.file)),
             }
         } else if valid {
-            // A valid body comes back from repair unchanged.
+            // A valid body comes back from repair unchanged, from bytes too.
+            let ropts = RepairOptions {
+                check: opts.clone(),
+                ..Default::default()
+            };
+            if let Err(e) = crate::splice::agrees(body, &ropts) {
+                failures.push(format!("{}: repair from bytes: {e}", c.file));
+            }
             match repair(
                 body,
                 &RepairOptions {

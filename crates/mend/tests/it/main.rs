@@ -11,5 +11,6 @@ mod mutations;
 mod next_cases;
 mod properties;
 mod recognize;
+mod splice;
 mod support;
 mod usage;

@@ -376,6 +376,9 @@ proptest! {
                 prop_assert!(rest.any(|o| o == item), "an item of a unit no finding touches was changed or lost: {}\nfindings at {:?}\nedits {:?}\ninput {}\noutput {}", item, named, r.edits, body, r.body);
             }
         }
+        // From bytes, the same repair, spliced into the input's bytes.
+        let spliced = crate::splice::agrees(&body, &opts(d));
+        prop_assert!(spliced.is_ok(), "{:?}\ninput {}", spliced, body);
         // Idempotent.
         let again = repair(&r.body, &opts(d)).unwrap();
         prop_assert!(again.edits.is_empty(), "second repair made edits: {:?}\n{}", again.edits, r.body);

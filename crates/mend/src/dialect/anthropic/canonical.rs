@@ -252,7 +252,7 @@ fn write_message(i: usize, m: &Message, w: Writer) -> Result<Value, WriteError> 
             ))
         }
     };
-    let mut o = Map::new();
+    let mut o = Map::with_capacity(2);
     o.insert("role".into(), Value::String(role.into()));
     match (w.form(m.form), m.parts.as_slice()) {
         (Some(Form::String), [Part::Text(t)]) => {
@@ -274,7 +274,7 @@ fn write_message(i: usize, m: &Message, w: Writer) -> Result<Value, WriteError> 
 
 /// One content block.
 pub(crate) fn write_block(i: usize, j: usize, p: &Part, w: Writer) -> Result<Value, WriteError> {
-    let mut o = Map::new();
+    let mut o = Map::with_capacity(4);
     let extra = match p {
         Part::Text(t) => {
             o.insert("type".into(), "text".into());

@@ -358,7 +358,7 @@ fn write_content(i: usize, m: &Message, w: Writer) -> Result<Value, WriteError> 
             ))
         }
     };
-    let mut o = Map::new();
+    let mut o = Map::with_capacity(3);
     if w.form(m.form) != Some(Form::NoRole) {
         o.insert("role".into(), Value::String(role.into()));
     }
@@ -379,7 +379,7 @@ fn write_parts(i: usize, m: &Message, w: Writer) -> Result<Value, WriteError> {
 fn write_part(i: usize, j: usize, p: &Part, w: Writer) -> Result<Value, WriteError> {
     let snake = w.form(p.form()) == Some(Form::SnakeCase);
     let key = |camel: &'static str, snake_key: &'static str| if snake { snake_key } else { camel };
-    let mut o = Map::new();
+    let mut o = Map::with_capacity(3);
     let sig_key = key("thoughtSignature", "thought_signature");
     match p {
         Part::Text(t) => {
@@ -400,7 +400,7 @@ fn write_part(i: usize, j: usize, p: &Part, w: Writer) -> Result<Value, WriteErr
             w.extend(&mut o, &r.extra);
         }
         Part::ToolCall(c) => {
-            let mut fc = Map::new();
+            let mut fc = Map::with_capacity(3);
             if let Some(id) = &c.id {
                 fc.insert("id".into(), Value::String(id.clone()));
             }
@@ -418,7 +418,7 @@ fn write_part(i: usize, j: usize, p: &Part, w: Writer) -> Result<Value, WriteErr
             }
         }
         Part::ToolResult(r) => {
-            let mut fr = Map::new();
+            let mut fr = Map::with_capacity(3);
             if let Some(id) = &r.call_id {
                 fr.insert("id".into(), Value::String(id.clone()));
             }

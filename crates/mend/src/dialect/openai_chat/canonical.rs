@@ -320,7 +320,7 @@ fn write_message(i: usize, m: &Message, w: Writer) -> Result<Value, WriteError> 
             ))
         };
     }
-    let mut out = Map::new();
+    let mut out = Map::with_capacity(4);
     out.insert("role".into(), Value::String(role_name(m, w).to_string()));
     let mut content = Vec::new();
     let mut calls = Vec::new();
@@ -429,7 +429,7 @@ fn put_text(
 }
 
 fn write_detail(r: &Reasoning, w: Writer) -> Value {
-    let mut o = Map::new();
+    let mut o = Map::with_capacity(4);
     if !w.same {
         let ty = if r.encrypted.is_some() {
             "reasoning.encrypted"
@@ -455,7 +455,7 @@ fn write_detail(r: &Reasoning, w: Writer) -> Value {
 }
 
 fn write_tool_call(c: &ToolCall, w: Writer) -> Value {
-    let mut o = Map::new();
+    let mut o = Map::with_capacity(3);
     if let Some(id) = &c.id {
         o.insert("id".into(), Value::String(id.clone()));
     }
@@ -488,7 +488,7 @@ pub(crate) fn write_tool_content(c: &ToolContent, w: Writer) -> Result<Value, St
 
 /// A content part, or `None` for a part that is not content.
 fn write_content_part(p: &Part, w: Writer) -> Option<Value> {
-    let mut o = Map::new();
+    let mut o = Map::with_capacity(3);
     let extra = match p {
         Part::Text(t) => {
             o.insert("type".into(), "text".into());

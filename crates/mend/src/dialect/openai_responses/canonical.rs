@@ -347,7 +347,7 @@ fn write_message(
 
 /// A message item; the first of a message carries its id and extra fields.
 fn message_item(m: &Message, content: Option<Value>, first: bool, w: Writer) -> Value {
-    let mut o = Map::new();
+    let mut o = Map::with_capacity(3);
     if first {
         if let Some(id) = &m.item_id {
             o.insert("id".into(), Value::String(id.clone()));
@@ -364,7 +364,7 @@ fn message_item(m: &Message, content: Option<Value>, first: bool, w: Writer) -> 
 }
 
 fn write_item_part(i: usize, j: usize, p: &Part, w: Writer) -> Result<Value, WriteError> {
-    let mut o = Map::new();
+    let mut o = Map::with_capacity(5);
     match p {
         Part::Reasoning(r) => {
             o.insert("type".into(), "reasoning".into());
@@ -448,7 +448,7 @@ fn write_item_part(i: usize, j: usize, p: &Part, w: Writer) -> Result<Value, Wri
 
 /// A content part, or `None` for a part that is not content.
 fn write_content_part(p: &Part, role: &Role, w: Writer) -> Option<Value> {
-    let mut o = Map::new();
+    let mut o = Map::with_capacity(3);
     let extra = match p {
         Part::Text(t) => {
             if !(w.same && t.extra.contains_key("type")) {
