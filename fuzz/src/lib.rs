@@ -88,7 +88,8 @@ pub fn json_tape(data: &[u8]) {
     let Some(doc) = mend::json::parse(data) else {
         return;
     };
-    let value = serde_json::from_slice::<Value>(data).expect("the tape accepted what serde_json refuses");
+    let value =
+        serde_json::from_slice::<Value>(data).expect("the tape accepted what serde_json refuses");
     assert_eq!(tape_value(doc.root()), value, "the tape read another value");
 }
 
@@ -97,10 +98,16 @@ fn tape_value(n: mend::json::Node) -> Value {
     match n.kind() {
         Kind::Null => Value::Null,
         Kind::Bool => Value::Bool(n.as_bool().unwrap_or_default()),
-        Kind::Number => serde_json::from_str(n.number_text().unwrap_or_default()).unwrap_or(Value::Null),
+        Kind::Number => {
+            serde_json::from_str(n.number_text().unwrap_or_default()).unwrap_or(Value::Null)
+        }
         Kind::String => Value::String(n.to_str().unwrap_or_default().into_owned()),
         Kind::Array => Value::Array(n.items().map(tape_value).collect()),
-        Kind::Object => Value::Object(n.members().map(|(k, v)| (k.to_string(), tape_value(v))).collect()),
+        Kind::Object => Value::Object(
+            n.members()
+                .map(|(k, v)| (k.to_string(), tape_value(v)))
+                .collect(),
+        ),
     }
 }
 
