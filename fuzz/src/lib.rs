@@ -82,6 +82,35 @@ pub fn check(data: &[u8]) {
     }
 }
 
+/// The tape reader (`mend::json`) accepts only what serde_json accepts, and reads it as
+/// the same value.
+pub fn json_tape(data: &[u8]) {
+    let Some(doc) = mend::json::parse(data) else {
+        return;
+    };
+    let value =
+        serde_json::from_slice::<Value>(data).expect("the tape accepted what serde_json refuses");
+    assert_eq!(tape_value(doc.root()), value, "the tape read another value");
+}
+
+fn tape_value(n: mend::json::Node) -> Value {
+    use mend::json::Kind;
+    match n.kind() {
+        Kind::Null => Value::Null,
+        Kind::Bool => Value::Bool(n.as_bool().unwrap_or_default()),
+        Kind::Number => {
+            serde_json::from_str(n.number_text().unwrap_or_default()).unwrap_or(Value::Null)
+        }
+        Kind::String => Value::String(n.to_str().unwrap_or_default().into_owned()),
+        Kind::Array => Value::Array(n.items().map(tape_value).collect()),
+        Kind::Object => Value::Object(
+            n.members()
+                .map(|(k, v)| (k.to_string(), tape_value(v)))
+                .collect(),
+        ),
+    }
+}
+
 /// [`check`] of a parsed body: as `dialect`, with its atomic groups (`opts` turns
 /// protected), and with the dialect detected. Returns the verdict as `dialect`.
 pub fn check_value(dialect: Dialect, opts: u8, body: &Value) -> Result<mend::Report, mend::Error> {

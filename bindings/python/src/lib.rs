@@ -17,6 +17,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 use serde_json::Value;
 
+use mend::repair::RepairedBytes;
 use mend::{CheckOptions, Dialect, MissingResult, OrphanResult};
 
 mod pyjson;
@@ -222,6 +223,17 @@ fn confirmed(body: &Value, opts: &CheckOptions) -> Result<(), Failure> {
     }
 }
 
+/// [`confirmed`] for bytes: read on the tape, or parsed when the tape reader declines them.
+fn confirmed_raw(bytes: &[u8], opts: &CheckOptions) -> Result<(), Failure> {
+    let Some(d) = opts.dialect else {
+        return Ok(());
+    };
+    match mend::json::parse(bytes) {
+        Some(doc) => mend::confirm_dialect_doc(&doc, d).map_err(Failure::from),
+        None => confirmed(&mend::parse_body(bytes).map_err(Failure::Parse)?, opts),
+    }
+}
+
 fn missing_result_arg(py: Python<'_>, s: &str) -> PyResult<MissingResult> {
     match s.replace('_', "-").as_str() {
         "synthesize" => Ok(MissingResult::Synthesize),
@@ -339,35 +351,53 @@ fn repair(
         synthesized_text,
     };
     let (form, source) = read_body(py, body)?;
-    let (fixed, spliced) = py
-        .detach(|| {
-            let (bytes, v) = match source {
-                Source::Raw(bytes) => {
-                    let v = mend::parse_body(&bytes).map_err(Failure::Parse)?;
-                    (Some(bytes), v)
-                }
-                Source::Value(v) => (None, v),
-            };
-            confirmed(&v, &opts.check)?;
-            let fixed = mend::repair::repair_owned(v, &opts)?;
-            // Text is written by splicing the changes into the bytes given.
-            let spliced = bytes
-                .filter(|_| fixed.changed())
-                .map(|b| mend::repair::splice(&b, &fixed));
-            Ok((fixed, spliced))
+    let outcome = py
+        .detach(|| match source {
+            // Bytes and text: a valid body costs one check of the bytes; the rest is
+            // written by splicing the changes into the bytes given.
+            Source::Raw(bytes) => {
+                confirmed_raw(&bytes, &opts.check)?;
+                Ok(mend::repair::repair_bytes(&bytes, &opts)?)
+            }
+            Source::Value(v) => {
+                confirmed(&v, &opts.check)?;
+                let fixed = mend::repair::repair_owned(v, &opts)?;
+                Ok(RepairedBytes::Ran(Box::new(fixed), None))
+            }
         })
         .map_err(|f: Failure| f.into_py(py))?;
-    let out = match (fixed.changed(), spliced) {
-        (false, _) => body.clone().unbind(),
-        (true, Some(bytes)) => deliver(py, body, form, Some(Encoded::Text(bytes)))?,
-        // A dict: a new dict holding the objects given where the repair kept them.
-        (true, None) => {
-            let key = fixed.dialect.history_key();
-            pyjson::to_python_reusing(py, &fixed.body, body, &fixed.kept, key)?.unbind()
+    let fixed = match outcome {
+        RepairedBytes::AsIs(report) => {
+            return Ok(Repair {
+                body: body.clone().unbind(),
+                valid: true,
+                changed: false,
+                dialect: report.dialect.name().to_string(),
+                provider: report.provider.to_string(),
+                edits: Vec::new(),
+                unrepairable: Vec::new(),
+                warnings: types::violations(&report.violations),
+            });
         }
+        RepairedBytes::Ran(fixed, Some(bytes)) => {
+            let out = deliver(py, body, form, Some(Encoded::Text(bytes)))?;
+            return Ok(repair_result(out, &fixed));
+        }
+        RepairedBytes::Ran(fixed, None) => *fixed,
     };
-    Ok(Repair {
-        body: out,
+    let out = if fixed.changed() {
+        // A dict: a new dict holding the objects given where the repair kept them.
+        let key = fixed.dialect.history_key();
+        pyjson::to_python_reusing(py, &fixed.body, body, &fixed.kept, key)?.unbind()
+    } else {
+        body.clone().unbind()
+    };
+    Ok(repair_result(out, &fixed))
+}
+
+fn repair_result(body: Py<PyAny>, fixed: &mend::Repaired) -> Repair {
+    Repair {
+        body,
         valid: fixed.valid(),
         changed: fixed.changed(),
         dialect: fixed.dialect.name().to_string(),
@@ -375,7 +405,7 @@ fn repair(
         edits: types::edits(&fixed.edits),
         unrepairable: types::violations(&fixed.unrepairable),
         warnings: types::violations(&fixed.warnings),
-    })
+    }
 }
 
 /// Item token counts kept for the process, so trimming a growing history again only

@@ -139,8 +139,13 @@ impl Run {
     }
 }
 
-/// Parse and check one body; bad input when it cannot be checked at all.
+/// Parse and check one body; bad input when it cannot be checked at all. The body is read
+/// onto the library's tape (no second copy of its text); one the tape leaves to
+/// serde_json is parsed into a `Value` as before.
 fn verdict(bytes: &[u8], opts: &Given) -> Result<Report, BadInput> {
+    if let Some(doc) = mend::json::parse(bytes) {
+        return input::judge_doc(&doc, opts);
+    }
     let body = input::parse(bytes)?;
     let analysis = input::analyze(&body, opts)?;
     Ok(Analysis::into_report(analysis))

@@ -8,7 +8,7 @@ use std::fmt;
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
-use mend::{Analysis, CheckOptions};
+use mend::{Analysis, CheckOptions, Report};
 use serde_json::Value;
 
 /// Why one input could not be checked: where (when there is a position) and why.
@@ -221,23 +221,40 @@ pub fn analyze<'a>(body: &'a Value, given: &'a Given) -> Result<Analysis<'a>, Ba
     if let (Some(d), false) = (opts.dialect, given.force) {
         mend::confirm_dialect(body, d).map_err(|e| BadInput::new(e.to_string()))?;
     }
-    let analysis = mend::analyze(body, opts).map_err(|e| match e {
+    let analysis = mend::analyze(body, opts).map_err(bad_check)?;
+    if let Some(bad) = unreadable_history(analysis.dialect, &analysis.violations) {
+        return Err(bad);
+    }
+    Ok(analysis)
+}
+
+/// [`analyze`]'s verdict on a body read onto the library's tape (`mend::check_doc`).
+pub fn judge_doc(doc: &mend::json::Doc, given: &Given) -> Result<Report, BadInput> {
+    let opts = &given.check;
+    if let (Some(d), false) = (opts.dialect, given.force) {
+        mend::confirm_dialect_doc(doc, d).map_err(|e| BadInput::new(e.to_string()))?;
+    }
+    let report = mend::check_doc(doc, opts).map_err(bad_check)?;
+    match unreadable_history(report.dialect, &report.violations) {
+        Some(bad) => Err(bad),
+        None => Ok(report),
+    }
+}
+
+fn bad_check(e: mend::Error) -> BadInput {
+    match e {
         mend::Error::Parse(p) => BadInput {
             position: (p.line > 0).then_some((p.line, p.column)),
             reason: p.reason,
         },
         mend::Error::Undetected(u) => BadInput::new(format!("cannot tell the dialect: {u}")),
         other => BadInput::new(other.to_string()),
-    })?;
-    if let Some(bad) = unreadable_history(&analysis) {
-        return Err(bad);
     }
-    Ok(analysis)
 }
 
 /// The `malformed` finding that means there is no history to speak of.
-fn unreadable_history(a: &Analysis<'_>) -> Option<BadInput> {
-    mend::unreadable_history(a.dialect, &a.violations)
+fn unreadable_history(dialect: mend::Dialect, violations: &[mend::Violation]) -> Option<BadInput> {
+    mend::unreadable_history(dialect, violations)
         .filter(|v| v.path.is_empty())
-        .map(|v| BadInput::new(format!("cannot read it as {}: {}", a.dialect, v.message)))
+        .map(|v| BadInput::new(format!("cannot read it as {dialect}: {}", v.message)))
 }

@@ -3,6 +3,8 @@
 //! `cargo run -p mend --example gen_corpus -- [OUT_DIR]` writes
 //! `{dialect}-{size}.json` for every dialect and size (default `bench/corpus`, which is
 //! gitignored) and checks each body valid before writing it.
+//! `... -- OUT_DIR MEGABYTES [DIALECT]` writes bodies of that one size instead
+//! (`{dialect}-{N}MB.json`; `bench/check-memory.sh` makes its 60 MB bodies so).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -13,16 +15,21 @@ use mend::{CheckOptions, Dialect};
 mod corpus;
 
 fn main() -> ExitCode {
-    let out = std::env::args_os()
-        .nth(1)
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("bench/corpus"));
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let out = PathBuf::from(args.first().map_or("bench/corpus", String::as_str));
     if let Err(e) = std::fs::create_dir_all(&out) {
         eprintln!("cannot create {}: {e}", out.display());
         return ExitCode::FAILURE;
     }
-    for size in corpus::SIZES {
-        for dialect in Dialect::ALL {
+    let (sizes, dialects) = match plan(&args) {
+        Ok(plan) => plan,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    for size in sizes {
+        for &dialect in &dialects {
             let bytes = corpus::body(dialect, size.bytes);
             let opts = CheckOptions {
                 dialect: Some(dialect),
@@ -51,4 +58,25 @@ fn main() -> ExitCode {
         }
     }
     ExitCode::SUCCESS
+}
+
+/// The sizes and dialects asked for: every corpus size and dialect, or one size in MB
+/// (and optionally one dialect).
+fn plan(args: &[String]) -> Result<(Vec<corpus::Size>, Vec<Dialect>), String> {
+    let Some(mb) = args.get(1) else {
+        return Ok((corpus::SIZES.to_vec(), Dialect::ALL.to_vec()));
+    };
+    let mb: usize = mb
+        .parse()
+        .map_err(|_| format!("size '{mb}' is not a whole number of megabytes"))?;
+    let name: &'static str = Box::leak(format!("{mb}MB").into_boxed_str());
+    let size = corpus::Size {
+        name,
+        bytes: mb * 1024 * 1024,
+    };
+    let dialects = match args.get(2) {
+        Some(d) => vec![d.parse::<Dialect>()?],
+        None => Dialect::ALL.to_vec(),
+    };
+    Ok((vec![size], dialects))
 }

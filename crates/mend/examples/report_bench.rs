@@ -36,7 +36,7 @@ use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::time::Instant;
 
 use mend::convert::{convert, ConvertOptions};
-use mend::repair::{repair_bytes, repair_owned, RepairOptions, Repaired};
+use mend::repair::{repair_bytes, repair_owned, RepairOptions, Repaired, RepairedBytes};
 use mend::{CheckOptions, Dialect, Severity};
 use serde_json::{json, Value};
 
@@ -117,12 +117,10 @@ fn timed_bytes(reps: usize, input: &[u8], opts: &RepairOptions) -> (Result<Vec<u
         let t = Instant::now();
         let out = repair_bytes(input, opts)
             .map_err(|e| e.to_string())
-            .and_then(|(r, out)| {
-                if r.valid() {
-                    Ok(out)
-                } else {
-                    Err(unrepairable(&r))
-                }
+            .and_then(|r| match r {
+                RepairedBytes::AsIs(_) => Ok(None),
+                RepairedBytes::Ran(r, out) if r.valid() => Ok(out),
+                RepairedBytes::Ran(r, _) => Err(unrepairable(&r)),
             });
         times.push(t.elapsed().as_nanos());
         last = out.map(|o| o.unwrap_or_else(|| input.to_vec()));

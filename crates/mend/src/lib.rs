@@ -12,7 +12,7 @@
 //!
 //! | call | does | options | result |
 //! |---|---|---|---|
-//! | [`check`], [`check_value`] | finds what the provider would reject | [`CheckOptions`] | [`Report`] of [`Violation`]s |
+//! | [`check`], [`check_value`], [`check_doc`] | finds what the provider would reject | [`CheckOptions`] | [`Report`] of [`Violation`]s |
 //! | [`repair()`] | the fewest edits that make the body valid | [`RepairOptions`] | [`Repaired`] with its [`Edit`]s |
 //! | [`trim()`] | fits a token budget without cutting a call group | [`TrimOptions`] | [`Trimmed`] |
 //! | [`convert()`] | the same conversation in another dialect, with what was lost | [`ConvertOptions`] | [`Converted`] |
@@ -45,7 +45,6 @@ pub mod chain;
 pub mod convert;
 mod dialect;
 mod eventstream;
-
 pub mod groups;
 pub mod json;
 pub mod next;
@@ -73,6 +72,7 @@ pub use trim::{trim, TrimOptions, Trimmed};
 pub use violation::{Loc, Rule, Severity, Violation};
 
 use chain::Chain;
+use json::Json;
 
 /// What to check a body as. Everything is optional: the dialect is detected, the
 /// provider defaults to the dialect's generic profile (or the one the model names).
@@ -251,13 +251,17 @@ impl Analysis<'_> {
 
 /// Pick the dialect for a body under the options.
 pub fn resolve_dialect(body: &Value, opts: &CheckOptions) -> Result<Dialect, Error> {
+    resolve_dialect_in(body, opts)
+}
+
+fn resolve_dialect_in<'a, J: Json<'a>>(body: J, opts: &CheckOptions) -> Result<Dialect, Error> {
     if let Some(d) = opts.dialect {
         return Ok(d);
     }
     if let Some(d) = opts.endpoint.as_deref().and_then(Dialect::from_endpoint) {
         return Ok(d);
     }
-    dialect::detect(body).map_err(Error::Undetected)
+    dialect::detect_in(body).map_err(Error::Undetected)
 }
 
 /// Hold a dialect a caller gives against the body's: an error when the body reads
@@ -277,7 +281,16 @@ pub fn resolve_dialect(body: &Value, opts: &CheckOptions) -> Result<Dialect, Err
 /// assert!(confirm_dialect(&plain, Dialect::Anthropic).is_ok());
 /// ```
 pub fn confirm_dialect(body: &Value, given: Dialect) -> Result<(), Error> {
-    match dialect::detect(body) {
+    confirm_dialect_in(body, given)
+}
+
+/// [`confirm_dialect`] over a body read onto a [`json`] tape (see [`check_doc`]).
+pub fn confirm_dialect_doc(doc: &json::Doc, given: Dialect) -> Result<(), Error> {
+    confirm_dialect_in(doc.root(), given)
+}
+
+fn confirm_dialect_in<'a, J: Json<'a>>(body: J, given: Dialect) -> Result<(), Error> {
+    match dialect::detect_in(body) {
         Ok(detected) if detected != given => Err(Error::Contradicted { given, detected }),
         _ => Ok(()),
     }
@@ -312,17 +325,20 @@ pub fn resolve_profile(
 
 /// Check a parsed body and keep the chain.
 pub fn analyze<'a>(body: &'a Value, opts: &'a CheckOptions) -> Result<Analysis<'a>, Error> {
-    let dialect = resolve_dialect(body, opts)?;
+    analyze_in(body, opts)
+}
+
+/// [`analyze`] over either view of a body: a `Value`, or the tape [`check`] reads.
+fn analyze_in<'a, J: Json<'a>>(body: J, opts: &'a CheckOptions) -> Result<Analysis<'a>, Error> {
+    let dialect = resolve_dialect_in(body, opts)?;
     let mut violations = Vec::new();
-    let mut chain = dialect.build_chain(body, &mut violations);
+    let mut chain = dialect.read_chain(body, &mut violations);
     if let Some(m) = opts.model.as_deref() {
         // The caller's word wins over the body's (Gemini bodies carry no model).
         chain.facts.model = Some(m);
     }
     let profile = resolve_profile(dialect, chain.facts.model, opts)?;
-    if let Some(obj) = body.as_object() {
-        profile.check_wire(dialect, obj, &mut violations);
-    }
+    profile.check_wire(dialect, body, &mut violations);
     let ctx = rules::Ctx {
         chain: &chain,
         dialect,
@@ -357,9 +373,24 @@ fn pointer_key(p: &str) -> Vec<(u64, &str)> {
 }
 
 /// Parse and check request bytes.
+///
+/// The bytes are read onto a [`json`] tape, never into a `Value`: strings are borrowed
+/// and what no rule reads is skipped. A body the tape reader declines (not JSON, or one
+/// of the rare shapes it leaves to serde_json) is read through [`parse_body`] and
+/// [`check_value`] instead, so the report (and a parse error's text) is always the one
+/// `check_value` gives.
 pub fn check(bytes: &[u8], opts: &CheckOptions) -> Result<Report, Error> {
+    if let Some(doc) = json::parse(bytes) {
+        return check_doc(&doc, opts);
+    }
     let body = parse_body(bytes)?;
     check_value(&body, opts)
+}
+
+/// Check a body read onto a [`json`] tape (the same report [`check_value`] gives for
+/// its `Value`).
+pub fn check_doc(doc: &json::Doc, opts: &CheckOptions) -> Result<Report, Error> {
+    analyze_in(doc.root(), opts).map(Analysis::into_report)
 }
 
 /// Check a parsed body.

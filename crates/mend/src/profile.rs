@@ -4,7 +4,7 @@
 //! providers that reject fields they do not know. It never forks a dialect: the engine in
 //! [`rules`](crate::rules) reads these switches.
 
-use serde_json::{Map, Value};
+use crate::json::Json;
 
 use crate::chain::Ptr;
 use crate::dialect::Dialect;
@@ -338,10 +338,10 @@ impl Profile {
     }
 
     /// The predicates that read the wire body directly: fields a strict provider rejects.
-    pub(crate) fn check_wire(
+    pub(crate) fn check_wire<'a, J: Json<'a>>(
         &self,
         dialect: Dialect,
-        body: &Map<String, Value>,
+        body: J,
         out: &mut Vec<Violation>,
     ) {
         let nothing_to_check = self.known_message_keys.is_none()
@@ -350,15 +350,17 @@ impl Profile {
         if dialect != Dialect::OpenAiChat || nothing_to_check {
             return;
         }
-        let Some(Value::Array(msgs)) = body.get("messages") else {
+        let Some(msgs) = body.get("messages") else {
             return;
         };
-        for (i, m) in msgs.iter().enumerate() {
-            let Some(m) = m.as_object() else { continue };
-            let role = m.get("role").and_then(Value::as_str).unwrap_or("?");
+        for (i, m) in msgs.items().enumerate() {
+            if !m.is_object() {
+                continue;
+            }
+            let role = m.get("role").and_then(J::str).unwrap_or("?");
             if let Some(keys) = self.known_message_keys {
-                for k in m.keys() {
-                    if !keys.contains(&k.as_str()) {
+                for (k, _) in m.members() {
+                    if !keys.contains(&k) {
                         out.push(
                             Violation::error(
                                 Rule::Malformed,
@@ -372,7 +374,7 @@ impl Profile {
                     }
                 }
             }
-            if self.name_only_on_user && role != "user" && m.contains_key("name") {
+            if self.name_only_on_user && role != "user" && m.has("name") {
                 out.push(
                     Violation::error(
                         Rule::Malformed,
@@ -382,14 +384,11 @@ impl Profile {
                     .provider(Some("Only messages of role 'user' can have a name.".into())),
                 );
             }
-            if let (Some(keys), Some(Value::Array(calls))) =
-                (self.known_tool_call_keys, m.get("tool_calls"))
-            {
-                for (j, c) in calls.iter().enumerate() {
-                    let Some(c) = c.as_object() else { continue };
-                    for k in c.keys() {
-                        if !keys.contains(&k.as_str()) {
-                            let v = c.get(k).map(|v| v.to_string()).unwrap_or_default();
+            if let (Some(keys), Some(calls)) = (self.known_tool_call_keys, m.get("tool_calls")) {
+                for (j, c) in calls.items().enumerate() {
+                    for (k, v) in c.members() {
+                        if !keys.contains(&k) {
+                            let v = v.to_json();
                             out.push(
                                 Violation::error(
                                     Rule::Malformed,

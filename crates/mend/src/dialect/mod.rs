@@ -9,11 +9,12 @@
 //! nodes, and `malformed` violations for shapes it cannot read) and leaves every rule
 //! about pairing, order and reasoning to [`rules`](crate::rules).
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 use std::fmt;
 use std::str::FromStr;
 
 use crate::chain::{Chain, Ptr};
+use crate::json::{Json, Kind};
 use crate::violation::{Rule, Violation};
 
 pub mod anthropic;
@@ -114,20 +115,25 @@ impl Dialect {
 
     /// Map a body onto the chain. Never fails: unreadable shapes become `malformed`.
     pub fn build_chain<'a>(self, body: &'a Value, out: &mut Vec<Violation>) -> Chain<'a> {
+        self.read_chain(body, out)
+    }
+
+    /// [`Dialect::build_chain`] over either view of a body (a `Value` or a tape node).
+    pub(crate) fn read_chain<'a, J: Json<'a>>(self, obj: J, out: &mut Vec<Violation>) -> Chain<'a> {
         let mut chain = Chain::default();
-        let Some(obj) = body.as_object() else {
+        if !obj.is_object() {
             out.push(Violation::error(
                 Rule::Malformed,
                 String::new(),
                 format!(
                     "the body is {} but a {} request is a JSON object",
-                    kind_of(body),
+                    obj.kind().describe(),
                     self.name()
                 ),
             ));
             return chain;
         };
-        chain.facts.model = obj.get("model").and_then(Value::as_str);
+        chain.facts.model = obj.get("model").and_then(J::str);
         match self {
             Dialect::OpenAiChat => openai_chat::map(obj, &mut chain, out),
             Dialect::OpenAiResponses => openai_responses::map(obj, &mut chain, out),
@@ -195,10 +201,15 @@ impl fmt::Display for Undetected {
 
 /// Tell the dialect from the body's shape.
 pub fn detect(body: &Value) -> Result<Dialect, Undetected> {
-    let Some(obj) = body.as_object() else {
-        return Err(Undetected::NotAnObject(kind_of(body)));
-    };
-    let has = |k: &str| obj.contains_key(k);
+    detect_in(body)
+}
+
+/// [`detect`] over either view of a body.
+pub(crate) fn detect_in<'a, J: Json<'a>>(obj: J) -> Result<Dialect, Undetected> {
+    if !obj.is_object() {
+        return Err(Undetected::NotAnObject(obj.kind().describe()));
+    }
+    let has = |k: &str| obj.has(k);
     if has("contents") || has("systemInstruction") || has("system_instruction") {
         return Ok(Dialect::Gemini);
     }
@@ -221,7 +232,7 @@ pub fn detect(body: &Value) -> Result<Dialect, Undetected> {
         // `max_tokens` (the Messages API requires it on every request, "max_tokens:
         // Field required"; chat does not), and a Converse body when a message has
         // content (it would be untyped blocks, a sign).
-        (false, false, false) if !obj.contains_key("max_tokens") && some_content(obj) => {
+        (false, false, false) if !obj.has("max_tokens") && some_content(obj) => {
             Ok(Dialect::OpenAiChat)
         }
         _ => {
@@ -241,20 +252,20 @@ pub fn detect(body: &Value) -> Result<Dialect, Undetected> {
 }
 
 /// Whether some message of `messages` has content: a non-empty string or list.
-fn some_content(obj: &Map<String, Value>) -> bool {
-    let Some(Value::Array(msgs)) = obj.get("messages") else {
+fn some_content<'a, J: Json<'a>>(obj: J) -> bool {
+    let Some(msgs) = obj.get("messages").filter(|m| m.is_array()) else {
         return false;
     };
-    msgs.iter().any(|m| match m.get("content") {
-        Some(Value::String(s)) => !s.is_empty(),
-        Some(Value::Array(a)) => !a.is_empty(),
-        _ => false,
+    msgs.items().any(|m| match m.get("content") {
+        Some(c) if c.is_string() => !c.is_empty_string(),
+        Some(c) => c.is_array() && c.len() > 0,
+        None => false,
     })
 }
 
 /// Signs of Bedrock Converse in a body with `messages`: its top-level fields, a `system`
 /// list of untyped blocks, or content blocks that are untyped single-member unions.
-fn bedrock_leaning(obj: &Map<String, Value>) -> bool {
+fn bedrock_leaning<'a, J: Json<'a>>(obj: J) -> bool {
     const FIELDS: &[&str] = &[
         "inferenceConfig",
         "toolConfig",
@@ -277,56 +288,52 @@ fn bedrock_leaning(obj: &Map<String, Value>) -> bool {
         "guardContent",
         "citationsContent",
     ];
-    let untyped_union = |b: &Value| {
-        b.as_object()
-            .is_some_and(|o| o.len() == 1 && o.keys().all(|k| UNIONS.contains(&k.as_str())))
-    };
-    if FIELDS.iter().any(|k| obj.contains_key(*k)) {
+    let untyped_union =
+        |b: J| b.is_object() && b.len() == 1 && b.members().all(|(k, _)| UNIONS.contains(&k));
+    if FIELDS.iter().any(|k| obj.has(k)) {
         return true;
     }
-    if let Some(Value::Array(blocks)) = obj.get("system") {
-        if !blocks.is_empty() && blocks.iter().all(untyped_union) {
+    if let Some(blocks) = obj.get("system").filter(|b| b.is_array()) {
+        if blocks.len() > 0 && blocks.items().all(untyped_union) {
             return true;
         }
     }
-    let Some(Value::Array(msgs)) = obj.get("messages") else {
+    let Some(msgs) = obj.get("messages") else {
         return false;
     };
-    msgs.iter().any(|m| {
+    msgs.items().any(|m| {
         m.get("content")
-            .and_then(Value::as_array)
-            .is_some_and(|blocks| blocks.iter().any(untyped_union))
+            .is_some_and(|blocks| blocks.items().any(untyped_union))
     })
 }
 
 /// Signs of Anthropic and of OpenAI chat in a body with `messages`.
-fn messages_leaning(obj: &Map<String, Value>) -> (bool, bool) {
+fn messages_leaning<'a, J: Json<'a>>(obj: J) -> (bool, bool) {
     let typed_system = match obj.get("system") {
-        Some(Value::Array(blocks)) => blocks.iter().any(|b| b.get("type").is_some()),
+        Some(blocks) if blocks.is_array() => blocks.items().any(|b| b.has("type")),
         Some(_) => true,
         None => false,
     };
     // Chat APIs take a `thinking` object too (Z.ai's GLM, `{"type": "enabled"}`);
     // Anthropic's alone has a budget or is adaptive.
     let claude_thinking = obj.get("thinking").is_some_and(|t| {
-        t.get("budget_tokens").is_some()
-            || t.get("type").and_then(Value::as_str) == Some("adaptive")
+        t.has("budget_tokens") || t.get("type").and_then(J::str) == Some("adaptive")
     });
     let mut anthropic = typed_system
-        || obj.contains_key("anthropic_version")
+        || obj.has("anthropic_version")
         || claude_thinking
-        || obj.contains_key("stop_sequences")
-        || obj.contains_key("anthropic_beta");
-    let mut chat = obj.contains_key("n")
-        || obj.contains_key("max_completion_tokens")
-        || obj.contains_key("response_format")
-        || obj.contains_key("frequency_penalty")
-        || obj.contains_key("presence_penalty")
-        || obj.contains_key("logprobs")
-        || obj.contains_key("reasoning_effort")
-        || obj.contains_key("stream_options")
-        || obj.contains_key("parallel_tool_calls");
-    if let Some(Value::String(m)) = obj.get("model") {
+        || obj.has("stop_sequences")
+        || obj.has("anthropic_beta");
+    let mut chat = obj.has("n")
+        || obj.has("max_completion_tokens")
+        || obj.has("response_format")
+        || obj.has("frequency_penalty")
+        || obj.has("presence_penalty")
+        || obj.has("logprobs")
+        || obj.has("reasoning_effort")
+        || obj.has("stream_options")
+        || obj.has("parallel_tool_calls");
+    if let Some(m) = obj.get("model").and_then(J::str) {
         if m.starts_with("claude") {
             anthropic = true;
         }
@@ -338,33 +345,32 @@ fn messages_leaning(obj: &Map<String, Value>) -> (bool, bool) {
             chat = true;
         }
     }
-    if let Some(Value::Array(tools)) = obj.get("tools") {
-        for t in tools {
-            if t.get("input_schema").is_some() {
+    if let Some(tools) = obj.get("tools") {
+        for t in tools.items() {
+            if t.has("input_schema") {
                 anthropic = true;
             }
-            if t.get("function").is_some() {
+            if t.has("function") {
                 chat = true;
             }
         }
     }
-    if let Some(Value::Array(msgs)) = obj.get("messages") {
-        for m in msgs {
-            let Some(m) = m.as_object() else { continue };
+    if let Some(msgs) = obj.get("messages") {
+        for m in msgs.items() {
+            if !m.is_object() {
+                continue;
+            }
             if let Some("system" | "developer" | "tool" | "function") =
-                m.get("role").and_then(Value::as_str)
+                m.get("role").and_then(J::str)
             {
                 chat = true;
             }
-            if m.contains_key("tool_calls")
-                || m.contains_key("tool_call_id")
-                || m.contains_key("reasoning_content")
-            {
+            if m.has("tool_calls") || m.has("tool_call_id") || m.has("reasoning_content") {
                 chat = true;
             }
-            if let Some(Value::Array(blocks)) = m.get("content") {
-                for b in blocks {
-                    match b.get("type").and_then(Value::as_str) {
+            if let Some(blocks) = m.get("content") {
+                for b in blocks.items() {
+                    match b.get("type").and_then(J::str) {
                         Some(
                             "tool_use"
                             | "tool_result"
@@ -375,7 +381,7 @@ fn messages_leaning(obj: &Map<String, Value>) -> (bool, bool) {
                             | "web_search_tool_result",
                         ) => anthropic = true,
                         Some("image_url" | "input_audio" | "file" | "refusal") => chat = true,
-                        Some("image") if b.get("source").is_some() => anthropic = true,
+                        Some("image") if b.has("source") => anthropic = true,
                         _ => {}
                     }
                 }
@@ -387,14 +393,12 @@ fn messages_leaning(obj: &Map<String, Value>) -> (bool, bool) {
 
 /// A short description of a JSON value's type, for messages.
 pub fn kind_of(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
+    Kind::of(v).describe()
+}
+
+/// [`kind_of`] over either view of a value.
+pub(crate) fn kind_in<'a, J: Json<'a>>(v: J) -> &'static str {
+    v.kind().describe()
 }
 
 /// A `malformed` violation about the value at `ptr` (plus an optional field).
@@ -409,16 +413,17 @@ pub(crate) fn malformed(out: &mut Vec<Violation>, ptr: Ptr, field: Option<&str>,
 /// The body's history array under `root`, marked as present on the chain; `None`, with
 /// a `malformed` finding that says what was found instead, when it is missing or of
 /// another type (`items` names what the array holds, for the message).
-pub(crate) fn history_array<'a>(
-    body: &'a Map<String, Value>,
+pub(crate) fn history_array<'a, J: Json<'a>>(
+    body: J,
     root: &'static str,
     items: &str,
     chain: &mut Chain<'a>,
     out: &mut Vec<Violation>,
-) -> Option<&'a Vec<Value>> {
+) -> Option<J> {
     match body.get(root) {
-        Some(Value::Array(a)) => {
+        Some(a) if a.is_array() => {
             chain.facts.history_is_array = true;
+            reserve_for(chain, a.len());
             Some(a)
         }
         Some(other) => {
@@ -428,7 +433,7 @@ pub(crate) fn history_array<'a>(
                 None,
                 format!(
                     "`{root}` is {} but must be an array of {items}",
-                    kind_of(other)
+                    kind_in(other)
                 ),
             );
             None
@@ -445,6 +450,14 @@ pub(crate) fn history_array<'a>(
     }
 }
 
+/// Room on the chain for a history of `items` (a turn each, two or three nodes a turn),
+/// so a long history is not copied as the chain grows (a copy of a 60 MB body's nodes
+/// held 33 MB twice at once). Room never written is never resident.
+pub(crate) fn reserve_for(chain: &mut Chain, items: usize) {
+    chain.turns.reserve(items + 1);
+    chain.nodes.reserve(3 * items + 1);
+}
+
 /// A `malformed` finding about a value that must be a JSON object (a call's input or a
 /// result's structured output given as text, a number or a list), located at the node
 /// about to be pushed, with the `defect` its fix acts on and the provider's own text.
@@ -453,7 +466,7 @@ pub(crate) fn not_an_object(
     chain: &Chain,
     path: String,
     what: String,
-    got: &Value,
+    got: Kind,
     provider: String,
     defect: crate::violation::Defect,
 ) {
@@ -461,7 +474,7 @@ pub(crate) fn not_an_object(
         Violation::error(
             Rule::Malformed,
             path,
-            format!("{what} is {} but must be a JSON object", kind_of(got)),
+            format!("{what} is {} but must be a JSON object", got.describe()),
         )
         .provider(Some(provider))
         .at_node(chain.nodes.len(), chain.turns.len().saturating_sub(1))
@@ -469,9 +482,9 @@ pub(crate) fn not_an_object(
     );
 }
 
-/// True when a string is empty or white space only.
-pub(crate) fn blank(s: &str) -> bool {
-    s.trim().is_empty()
+/// A string other than `""` (without reading a long one: signatures, encrypted reasoning).
+pub(crate) fn nonempty_string<'a, J: Json<'a>>(v: Option<J>) -> bool {
+    v.is_some_and(|v| v.is_string() && !v.is_empty_string())
 }
 
 #[cfg(test)]

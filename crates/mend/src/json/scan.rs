@@ -36,19 +36,46 @@ fn next_special(src: &[u8], from: usize) -> usize {
     i
 }
 
-/// Where the string whose content starts at `start` ends (the index of its closing
-/// quote), and whether it has escapes. `None` for an unterminated string, a control
-/// character, a bad escape or a lone surrogate: serde_json rejects all of them.
-pub(super) fn string_end(src: &[u8], start: usize) -> Option<(usize, bool)> {
+/// A string found by [`string_end`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Scanned {
+    /// The index of the closing quote.
+    pub end: usize,
+    /// Whether it has escapes.
+    pub escaped: bool,
+    /// Its length in bytes with the escapes undone.
+    pub len: usize,
+    /// The character of an escape that ends it (its last character), if one does.
+    pub last_escaped: Option<char>,
+}
+
+/// The string whose content starts at `start`, found and checked. `None` for an
+/// unterminated string, a control character, a bad escape or a lone surrogate:
+/// serde_json rejects all of them.
+pub(super) fn string_end(src: &[u8], start: usize) -> Option<Scanned> {
     let mut i = start;
-    let mut escaped = false;
+    let mut s = Scanned {
+        end: 0,
+        escaped: false,
+        len: 0,
+        last_escaped: None,
+    };
+    // What the escapes took beyond the characters they stand for.
+    let mut saved = 0;
     loop {
         i = next_special(src, i);
         match *src.get(i)? {
-            b'"' => return Some((i, escaped)),
+            b'"' => {
+                s.end = i;
+                s.len = i - start - saved;
+                return Some(s);
+            }
             b'\\' => {
-                escaped = true;
-                i = escape_end(src, i)?;
+                s.escaped = true;
+                let (next, c) = escape_end(src, i)?;
+                saved += next - i - c.len_utf8();
+                i = next;
+                s.last_escaped = (src.get(i) == Some(&b'"')).then_some(c);
             }
             _ => return None,
         }
@@ -64,22 +91,38 @@ fn hex4(src: &[u8], at: usize) -> Option<u32> {
     u32::from_str_radix(text, 16).ok()
 }
 
-/// The end of the escape at `at` (a backslash); a surrogate must be a whole pair.
-fn escape_end(src: &[u8], at: usize) -> Option<usize> {
-    match *src.get(at + 1)? {
-        b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => Some(at + 2),
-        b'u' => match hex4(src, at + 2)? {
-            0xD800..=0xDBFF => {
-                if src.get(at + 6..at + 8)? != b"\\u" {
-                    return None;
+/// The end of the escape at `at` (a backslash) and the character it stands for; a
+/// surrogate must be a whole pair.
+fn escape_end(src: &[u8], at: usize) -> Option<(usize, char)> {
+    let c = match *src.get(at + 1)? {
+        b'"' => '"',
+        b'\\' => '\\',
+        b'/' => '/',
+        b'b' => '\u{8}',
+        b'f' => '\u{c}',
+        b'n' => '\n',
+        b'r' => '\r',
+        b't' => '\t',
+        b'u' => {
+            return match hex4(src, at + 2)? {
+                hi @ 0xD800..=0xDBFF => {
+                    if src.get(at + 6..at + 8)? != b"\\u" {
+                        return None;
+                    }
+                    let lo = hex4(src, at + 8)?;
+                    if !(0xDC00..=0xDFFF).contains(&lo) {
+                        return None;
+                    }
+                    let code = 0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00);
+                    Some((at + 12, char::from_u32(code)?))
                 }
-                matches!(hex4(src, at + 8)?, 0xDC00..=0xDFFF).then_some(at + 12)
-            }
-            0xDC00..=0xDFFF => None,
-            _ => Some(at + 6),
-        },
-        _ => None,
-    }
+                0xDC00..=0xDFFF => None,
+                code => Some((at + 6, char::from_u32(code)?)),
+            };
+        }
+        _ => return None,
+    };
+    Some((at + 2, c))
 }
 
 /// A string's content with its escapes undone; `raw` is content `string_end` accepted.
@@ -93,25 +136,48 @@ pub(super) fn unescape(raw: &str) -> String {
 pub(super) fn unescape_into(raw: &str, out: &mut String) {
     let bytes = raw.as_bytes();
     let mut i = 0;
-    while let Some(off) = raw.get(i..).and_then(|r| r.find('\\')) {
+    while let Some(off) = memchr::memchr(b'\\', &bytes[i..]) {
         out.push_str(&raw[i..i + off]);
         i += off;
-        let (c, len) = match bytes.get(i + 1) {
-            Some(b'"') => ('"', 2),
-            Some(b'\\') => ('\\', 2),
-            Some(b'/') => ('/', 2),
-            Some(b'b') => ('\u{8}', 2),
-            Some(b'f') => ('\u{c}', 2),
-            Some(b'n') => ('\n', 2),
-            Some(b'r') => ('\r', 2),
-            Some(b't') => ('\t', 2),
-            Some(b'u') => unicode_escape(bytes, i),
-            _ => ('\u{fffd}', 1),
-        };
+        let (c, len) = escape_char(bytes, i);
         out.push(c);
         i += len;
     }
     out.push_str(raw.get(i..).unwrap_or_default());
+}
+
+/// Whether a string's raw content with escapes is blank once unescaped: white space up
+/// to its first other character (found without unescaping the rest).
+pub(super) fn escaped_blank(raw: &str) -> bool {
+    let bytes = raw.as_bytes();
+    let mut i = 0;
+    while let Some(off) = memchr::memchr(b'\\', &bytes[i..]) {
+        if !raw[i..i + off].trim().is_empty() {
+            return false;
+        }
+        let (c, n) = escape_char(bytes, i + off);
+        if !c.is_whitespace() {
+            return false;
+        }
+        i += off + n;
+    }
+    raw[i..].trim().is_empty()
+}
+
+/// The character of the escape at `at` and the escape's length.
+fn escape_char(bytes: &[u8], at: usize) -> (char, usize) {
+    match bytes.get(at + 1) {
+        Some(b'"') => ('"', 2),
+        Some(b'\\') => ('\\', 2),
+        Some(b'/') => ('/', 2),
+        Some(b'b') => ('\u{8}', 2),
+        Some(b'f') => ('\u{c}', 2),
+        Some(b'n') => ('\n', 2),
+        Some(b'r') => ('\r', 2),
+        Some(b't') => ('\t', 2),
+        Some(b'u') => unicode_escape(bytes, at),
+        _ => ('\u{fffd}', 1),
+    }
 }
 
 fn unicode_escape(bytes: &[u8], at: usize) -> (char, usize) {
@@ -130,6 +196,7 @@ fn unicode_escape(bytes: &[u8], at: usize) -> (char, usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::json::view::Text;
 
     #[test]
     fn next_special_finds_the_first_stop_in_and_after_a_word() {
@@ -149,7 +216,9 @@ mod tests {
         let ok = [r#"a\"b"#, r"\\\/\b\f\n\r\t", r"\u00e9\ud83d\ude00x"];
         for raw in ok {
             let src = format!("{raw}\"");
-            assert_eq!(string_end(src.as_bytes(), 0), Some((raw.len(), true)));
+            let s = string_end(src.as_bytes(), 0).expect("a string");
+            assert_eq!((s.end, s.escaped), (raw.len(), true));
+            assert_eq!(s.len, unescape(raw).len(), "{raw}");
         }
         let decoded = unescape(r"\u00e9\ud83d\ude00\n\/");
         assert_eq!(decoded, "é😀\n/");
@@ -165,5 +234,32 @@ mod tests {
             assert_eq!(string_end(src.as_bytes(), 0), None, "{bad}");
         }
         assert_eq!(string_end(b"abc", 0), None, "unterminated");
+    }
+
+    #[test]
+    fn what_a_scan_tells_of_an_escaped_string_is_true_of_its_text() {
+        let raws = [
+            r"a\nb",
+            r"\n\t ",
+            r" \u00a0",
+            r"x\u00e9",
+            r"\ud83d\ude00",
+            r"\\",
+            r"a \n",
+            r"\n",
+            r"\\n",
+            r"\n\\",
+            r"\u2028",
+        ];
+        for raw in raws {
+            let text = Text::of(&unescape(raw));
+            let src = format!("{raw}\"");
+            let s = string_end(src.as_bytes(), 0).expect("a string");
+            assert_eq!(s.len, text.len, "{raw}");
+            let last = s.last_escaped.map(char::is_whitespace);
+            let raw_last = raw.chars().last().is_some_and(char::is_whitespace);
+            assert_eq!(last.unwrap_or(raw_last), text.trailing_space, "{raw}");
+            assert_eq!(escaped_blank(raw), text.blank, "{raw}");
+        }
     }
 }

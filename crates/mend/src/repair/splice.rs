@@ -11,36 +11,72 @@ use std::ops::Range;
 use serde_json::Value;
 
 use super::{repair_owned, RepairOptions, Repaired};
-use crate::Error;
+use crate::{Error, Report};
 
-/// Repair request bytes: the outcome, and the repaired bytes (`None` when nothing
-/// changed: the input is the request to send, as it is). A changed body is the input's
-/// bytes with only the changed history items and top-level members written anew (see
-/// [`splice`]).
+/// What repair made of request bytes.
+#[derive(Debug, Clone)]
+pub enum RepairedBytes {
+    /// The body checks with no error: send it as it is. The check's report (its
+    /// findings are warnings) is all there is; no tree was built.
+    AsIs(Report),
+    /// Repair ran: its outcome, and the bytes to send when it changed anything (`None`:
+    /// nothing could be changed, the input stands). A changed body is the input's bytes
+    /// with only the changed history items and top-level members written anew (see
+    /// [`splice`]).
+    Ran(Box<Repaired>, Option<Vec<u8>>),
+}
+
+impl RepairedBytes {
+    /// No error is left.
+    pub fn valid(&self) -> bool {
+        match self {
+            RepairedBytes::AsIs(_) => true,
+            RepairedBytes::Ran(r, _) => r.valid(),
+        }
+    }
+
+    /// The bytes to send: the repaired ones, or the input when nothing changed.
+    pub fn bytes<'a>(&'a self, input: &'a [u8]) -> &'a [u8] {
+        match self {
+            RepairedBytes::Ran(_, Some(out)) => out,
+            _ => input,
+        }
+    }
+}
+
+/// Repair request bytes. A valid body costs one check of its bytes (the tape reader, no
+/// tree) and comes back as [`RepairedBytes::AsIs`]; any other is parsed and repaired,
+/// and written by splicing the changes into the input's bytes.
 ///
 /// ```
+/// use mend::repair::{repair_bytes, RepairedBytes};
 /// let body = br#"{"model": "gpt-4o", "messages": [
 ///     {"role": "user",   "content": "weather?"},
 ///     {"role": "assistant", "content": null, "tool_calls": [{"id": "call_1",
 ///         "type": "function", "function": {"name": "weather", "arguments": "{}"}}]},
 ///     {"role": "user",   "content": "and?"}
 /// ]}"#;
-/// let (fixed, bytes) = mend::repair::repair_bytes(body, &Default::default()).unwrap();
-/// let bytes = bytes.expect("changed");
+/// let RepairedBytes::Ran(fixed, Some(bytes)) = repair_bytes(body, &Default::default()).unwrap()
+/// else {
+///     panic!("the missing result is added")
+/// };
 /// // The untouched messages are the input's bytes, spaces and all.
 /// let text = String::from_utf8(bytes.clone()).unwrap();
 /// assert!(text.contains(r#"{"role": "user",   "content": "and?"}"#));
 /// let parsed: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
 /// assert_eq!(parsed, fixed.body);
 /// ```
-pub fn repair_bytes(
-    bytes: &[u8],
-    opts: &RepairOptions,
-) -> Result<(Repaired, Option<Vec<u8>>), Error> {
+pub fn repair_bytes(bytes: &[u8], opts: &RepairOptions) -> Result<RepairedBytes, Error> {
+    if let Some(doc) = crate::json::parse(bytes) {
+        let report = crate::check_doc(&doc, &opts.check)?;
+        if report.valid() {
+            return Ok(RepairedBytes::AsIs(report));
+        }
+    }
     let body = crate::parse_body(bytes)?;
     let fixed = repair_owned(body, opts)?;
     let out = fixed.changed().then(|| splice(bytes, &fixed));
-    Ok((fixed, out))
+    Ok(RepairedBytes::Ran(Box::new(fixed), out))
 }
 
 /// The bytes of `r.body`, written from `input` (the bytes `r` was repaired from): the

@@ -4,6 +4,7 @@
 mod bedrock_fixtures;
 mod cases;
 mod catalog;
+mod check_paths;
 mod fixtures;
 mod json_tape;
 mod mutations;

@@ -5,11 +5,12 @@
 //! `server_tool_use` and the `*_tool_result` blocks of server tools are server ones,
 //! `thinking` (signed) and `redacted_thinking` are reasoning.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::openai_chat::approx_size;
-use super::{blank, kind_of, malformed};
+use super::{kind_in as kind_of, malformed, nonempty_string};
 use crate::chain::{CallKind, Chain, NodeKind, Ptr, Role};
+use crate::json::{Json, Kind};
 use crate::violation::Violation;
 
 pub mod canonical;
@@ -18,15 +19,11 @@ pub(crate) mod settings;
 
 const ROOT: &str = "messages";
 
-pub(crate) fn map<'a>(
-    body: &'a Map<String, Value>,
-    chain: &mut Chain<'a>,
-    out: &mut Vec<Violation>,
-) {
+pub(crate) fn map<'a, J: Json<'a>>(body: J, chain: &mut Chain<'a>, out: &mut Vec<Violation>) {
     read_cache_points(body, chain);
     // Every Anthropic deployment (API, Vertex, Bedrock InvokeModel) requires the limit.
     match body.get("max_tokens") {
-        Some(Value::Number(n)) if n.as_u64().is_some_and(|n| n >= 1) => {}
+        Some(n) if n.as_u64().is_some_and(|n| n >= 1) => {}
         None => {
             malformed(
                 out,
@@ -51,29 +48,31 @@ pub(crate) fn map<'a>(
     match body
         .get("thinking")
         .and_then(|t| t.get("type"))
-        .and_then(Value::as_str)
+        .and_then(J::str)
     {
         Some("enabled" | "adaptive") => chain.facts.thinking_enabled = true,
         Some("disabled") | None => chain.facts.thinking_disabled = true,
         Some(_) => {}
     }
     match body.get("system") {
-        None | Some(Value::Null) => {}
-        Some(Value::String(s)) => {
-            chain.begin_turn(Role::System, "system", Ptr::root("system"), s.len());
-            chain.push(NodeKind::Text { blank: blank(s) }, Ptr::root("system"));
+        None => {}
+        Some(n) if n.is_null() => {}
+        Some(s) if s.is_string() => {
+            let text = s.text().unwrap_or_default();
+            chain.begin_turn(Role::System, "system", Ptr::root("system"), text.len);
+            chain.push(NodeKind::Text { blank: text.blank }, Ptr::root("system"));
         }
-        Some(Value::Array(blocks)) => {
+        Some(blocks) if blocks.is_array() => {
             chain.begin_turn(
                 Role::System,
                 "system",
                 Ptr::root("system"),
-                approx_size(&body["system"]),
+                approx_size(blocks),
             );
-            for (j, b) in blocks.iter().enumerate() {
+            for (j, b) in blocks.items().enumerate() {
                 let p = Ptr::item("system", j);
-                match b.get("text").and_then(Value::as_str) {
-                    Some(t) => chain.push(NodeKind::Text { blank: blank(t) }, p),
+                match b.get("text").and_then(J::text) {
+                    Some(t) => chain.push(NodeKind::Text { blank: t.blank }, p),
                     None => malformed(
                         out,
                         p,
@@ -96,42 +95,48 @@ pub(crate) fn map<'a>(
     let Some(msgs) = super::history_array(body, ROOT, "messages", chain, out) else {
         return;
     };
-    for (i, m) in msgs.iter().enumerate() {
+    let mut last = None;
+    for (i, m) in msgs.items().enumerate() {
         map_message(i, m, chain, out);
+        last = Some((i, m));
     }
-    chain.facts.final_trailing_whitespace = final_trailing_whitespace(msgs);
+    chain.facts.final_trailing_whitespace = last.and_then(final_trailing_whitespace);
 }
 
 /// Every `cache_control` breakpoint, in the cache's order: tools, system, messages.
-fn read_cache_points(body: &Map<String, Value>, chain: &mut Chain) {
-    let marked = |v: &Value| v.get("cache_control").is_some_and(|c| !c.is_null());
+fn read_cache_points<'a, J: Json<'a>>(body: J, chain: &mut Chain) {
+    let marked = |v: J| v.get("cache_control").is_some_and(|c| !c.is_null());
     let mut points = Vec::new();
     let mut nested = 0;
-    if let Some(Value::Array(tools)) = body.get("tools") {
+    if let Some(tools) = body.get("tools") {
         points.extend(
-            (0..tools.len())
-                .filter(|&j| marked(&tools[j]))
-                .map(|j| Ptr::item("tools", j)),
+            tools
+                .items()
+                .enumerate()
+                .filter(|&(_, t)| marked(t))
+                .map(|(j, _)| Ptr::item("tools", j)),
         );
     }
-    if let Some(Value::Array(blocks)) = body.get("system") {
+    if let Some(blocks) = body.get("system") {
         points.extend(
-            (0..blocks.len())
-                .filter(|&j| marked(&blocks[j]))
-                .map(|j| Ptr::item("system", j)),
+            blocks
+                .items()
+                .enumerate()
+                .filter(|&(_, b)| marked(b))
+                .map(|(j, _)| Ptr::item("system", j)),
         );
     }
-    if let Some(Value::Array(msgs)) = body.get(ROOT) {
-        for (i, m) in msgs.iter().enumerate() {
-            let Some(Value::Array(blocks)) = m.get("content") else {
+    if let Some(msgs) = body.get(ROOT) {
+        for (i, m) in msgs.items().enumerate() {
+            let Some(blocks) = m.get("content") else {
                 continue;
             };
-            for (j, b) in blocks.iter().enumerate() {
+            for (j, b) in blocks.items().enumerate() {
                 if marked(b) {
                     points.push(Ptr::sub(ROOT, i, "content", j));
                 }
-                if let Some(Value::Array(inner)) = b.get("content") {
-                    nested += inner.iter().filter(|x| marked(x)).count();
+                if let Some(inner) = b.get("content") {
+                    nested += inner.items().filter(|&x| marked(x)).count();
                 }
             }
         }
@@ -141,29 +146,28 @@ fn read_cache_points(body: &Map<String, Value>, chain: &mut Chain) {
 }
 
 /// Where the final assistant message's text ends with white space, if it does.
-fn final_trailing_whitespace(msgs: &[Value]) -> Option<Ptr> {
-    let i = msgs.len().checked_sub(1)?;
-    let last = msgs.get(i)?;
-    if last.get("role").and_then(Value::as_str) != Some("assistant") {
+fn final_trailing_whitespace<'a, J: Json<'a>>((i, last): (usize, J)) -> Option<Ptr> {
+    if last.get("role").and_then(J::str) != Some("assistant") {
         return None;
     }
-    let ends_in_space = |s: &str| s.chars().last().is_some_and(char::is_whitespace);
-    match last.get("content")? {
-        Value::String(s) if ends_in_space(s) => Some(Ptr::field(ROOT, i, "content")),
-        Value::Array(blocks) => {
-            let j = blocks.len().checked_sub(1)?;
-            let b = blocks.get(j)?;
-            let text = b.get("text").and_then(Value::as_str)?;
-            (b.get("type").and_then(Value::as_str) == Some("text") && ends_in_space(text))
+    let ends_in_space = |s: J| s.text().is_some_and(|t| t.trailing_space);
+    let content = last.get("content")?;
+    match content.kind() {
+        Kind::String if ends_in_space(content) => Some(Ptr::field(ROOT, i, "content")),
+        Kind::Array => {
+            let j = content.len().checked_sub(1)?;
+            let b = content.at(j)?;
+            let text = b.get("text").filter(|t| t.is_string())?;
+            (b.get("type").and_then(J::str) == Some("text") && ends_in_space(text))
                 .then(|| Ptr::sub(ROOT, i, "content", j))
         }
         _ => None,
     }
 }
 
-fn map_message<'a>(i: usize, m: &'a Value, chain: &mut Chain<'a>, out: &mut Vec<Violation>) {
+fn map_message<'a, J: Json<'a>>(i: usize, m: J, chain: &mut Chain<'a>, out: &mut Vec<Violation>) {
     let ptr = Ptr::item(ROOT, i);
-    let Some(m) = m.as_object() else {
+    if !m.is_object() {
         malformed(
             out,
             ptr,
@@ -172,10 +176,10 @@ fn map_message<'a>(i: usize, m: &'a Value, chain: &mut Chain<'a>, out: &mut Vec<
         );
         chain.begin_turn(Role::Other("?"), "?", ptr, 0);
         return;
-    };
-    let wire_role = match m.get("role") {
-        Some(Value::String(r)) => r.as_str(),
-        _ => {
+    }
+    let wire_role = match m.get("role").and_then(J::str) {
+        Some(r) => r,
+        None => {
             malformed(
                 out,
                 ptr,
@@ -194,21 +198,23 @@ fn map_message<'a>(i: usize, m: &'a Value, chain: &mut Chain<'a>, out: &mut Vec<
     let size = m.get("content").map(approx_size).unwrap_or(0);
     chain.begin_turn(role, wire_role, ptr, size);
     match m.get("content") {
-        None | Some(Value::Null) => chain.mark_empty(),
-        Some(Value::String(s)) => {
-            if s.is_empty() {
+        None => chain.mark_empty(),
+        Some(n) if n.is_null() => chain.mark_empty(),
+        Some(s) if s.is_string() => {
+            let text = s.text().unwrap_or_default();
+            if text.len == 0 {
                 chain.mark_empty();
             }
             chain.push(
-                NodeKind::Text { blank: blank(s) },
+                NodeKind::Text { blank: text.blank },
                 Ptr::field(ROOT, i, "content"),
             );
         }
-        Some(Value::Array(blocks)) => {
-            if blocks.is_empty() {
+        Some(blocks) if blocks.is_array() => {
+            if blocks.len() == 0 {
                 chain.mark_empty();
             }
-            for (j, b) in blocks.iter().enumerate() {
+            for (j, b) in blocks.items().enumerate() {
                 map_block(i, j, b, chain, out);
             }
         }
@@ -224,15 +230,15 @@ fn map_message<'a>(i: usize, m: &'a Value, chain: &mut Chain<'a>, out: &mut Vec<
     }
 }
 
-fn map_block<'a>(
+fn map_block<'a, J: Json<'a>>(
     i: usize,
     j: usize,
-    b: &'a Value,
+    b: J,
     chain: &mut Chain<'a>,
     out: &mut Vec<Violation>,
 ) {
     let p = Ptr::sub(ROOT, i, "content", j);
-    let Some(b) = b.as_object() else {
+    if !b.is_object() {
         malformed(
             out,
             p,
@@ -243,8 +249,8 @@ fn map_block<'a>(
             ),
         );
         return;
-    };
-    let s = |k: &str| b.get(k).and_then(Value::as_str);
+    }
+    let s = |k: &str| b.get(k).and_then(J::str);
     let Some(ty) = s("type") else {
         malformed(
             out,
@@ -255,9 +261,9 @@ fn map_block<'a>(
         return;
     };
     let kind = match ty {
-        "text" => match b.get("text") {
-            Some(Value::String(t)) => NodeKind::Text { blank: blank(t) },
-            _ => {
+        "text" => match b.get("text").and_then(J::text) {
+            Some(t) => NodeKind::Text { blank: t.blank },
+            None => {
                 malformed(
                     out,
                     p,
@@ -278,7 +284,7 @@ fn map_block<'a>(
                 chain,
                 p.render_with("input"),
                 format!("messages[{i}].content[{j}].input ({ty})"),
-                &b["input"],
+                b.get("input").map_or(Kind::Null, J::kind),
                 format!("messages.{i}.content.{j}.{ty}.input: Input should be a valid dictionary"),
                 crate::violation::Defect::ToolInputNotObject,
             );
@@ -317,12 +323,12 @@ fn map_block<'a>(
             wire: t,
         },
         "thinking" => {
-            if s("thinking").is_none() {
+            if !b.get("thinking").is_some_and(J::is_string) {
                 malformed(out, p, Some("thinking"), format!("messages[{i}].content[{j}] is a thinking block without a string `thinking`"));
             }
             NodeKind::Reasoning {
                 item_id: None,
-                signed: s("signature").is_some_and(|sig| !sig.is_empty()),
+                signed: nonempty_string(b.get("signature")),
                 encrypted: false,
                 redacted: false,
                 wire: "thinking",
@@ -330,7 +336,7 @@ fn map_block<'a>(
         }
         "redacted_thinking" => NodeKind::Reasoning {
             item_id: None,
-            signed: s("data").is_some_and(|d| !d.is_empty()),
+            signed: nonempty_string(b.get("data")),
             encrypted: true,
             redacted: true,
             wire: "redacted_thinking",

@@ -14,11 +14,12 @@
 
 pub(crate) mod capture;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::openai_chat::approx_size;
-use super::{blank, kind_of, malformed, not_an_object};
+use super::{kind_in as kind_of, malformed, nonempty_string, not_an_object};
 use crate::chain::{CallKind, Chain, NodeKind, Ptr, Role};
+use crate::json::Json;
 use crate::violation::{Defect, Violation};
 
 pub mod canonical;
@@ -29,28 +30,28 @@ const ROOT: &str = "messages";
 /// The union keys under which a call's and a result's `toolUseId` live.
 pub(crate) const INNER: (&str, &str) = ("toolUse", "toolResult");
 
-pub(crate) fn map<'a>(
-    body: &'a Map<String, Value>,
-    chain: &mut Chain<'a>,
-    out: &mut Vec<Violation>,
-) {
+pub(crate) fn map<'a, J: Json<'a>>(body: J, chain: &mut Chain<'a>, out: &mut Vec<Violation>) {
     read_thinking(body, chain);
     chain.facts.tools_declared = body.get("toolConfig").is_some_and(|t| !t.is_null());
     match body.get("system") {
-        None | Some(Value::Null) => {}
-        Some(Value::Array(blocks)) => {
+        None => {}
+        Some(n) if n.is_null() => {}
+        Some(blocks) if blocks.is_array() => {
             chain.begin_turn(
                 Role::System,
                 "system",
                 Ptr::root("system"),
-                approx_size(&body["system"]),
+                approx_size(blocks),
             );
-            for (j, b) in blocks.iter().enumerate() {
+            for (j, b) in blocks.items().enumerate() {
                 let p = Ptr::item("system", j);
-                match b.as_object().and_then(|o| single_key(o)) {
-                    Some(("text", Value::String(t))) => {
-                        chain.push(NodeKind::Text { blank: blank(t) }, p)
-                    }
+                match single_key(b) {
+                    Some(("text", t)) if t.is_string() => chain.push(
+                        NodeKind::Text {
+                            blank: t.text().is_some_and(|t| t.blank),
+                        },
+                        p,
+                    ),
                     Some(("cachePoint" | "guardContent", _)) => {}
                     _ => malformed(
                         out,
@@ -76,18 +77,18 @@ pub(crate) fn map<'a>(
     let Some(msgs) = super::history_array(body, ROOT, "messages", chain, out) else {
         return;
     };
-    for (i, m) in msgs.iter().enumerate() {
+    for (i, m) in msgs.items().enumerate() {
         map_message(i, m, chain, out);
     }
 }
 
 /// Claude's extended thinking travels in `additionalModelRequestFields.thinking`.
-fn read_thinking(body: &Map<String, Value>, chain: &mut Chain) {
+fn read_thinking<'a, J: Json<'a>>(body: J, chain: &mut Chain) {
     let thinking = body
         .get("additionalModelRequestFields")
         .and_then(|f| f.get("thinking"))
         .and_then(|t| t.get("type"))
-        .and_then(Value::as_str);
+        .and_then(J::str);
     match thinking {
         Some("enabled" | "adaptive") => chain.facts.thinking_enabled = true,
         Some("disabled") => chain.facts.thinking_disabled = true,
@@ -96,15 +97,15 @@ fn read_thinking(body: &Map<String, Value>, chain: &mut Chain) {
 }
 
 /// The one key of a union block, with its value; None when it has none or several.
-fn single_key(o: &Map<String, Value>) -> Option<(&str, &Value)> {
-    let mut it = o.iter();
+fn single_key<'a, J: Json<'a>>(o: J) -> Option<(&'a str, J)> {
+    let mut it = o.members();
     let (k, v) = it.next()?;
-    it.next().is_none().then_some((k.as_str(), v))
+    it.next().is_none().then_some((k, v))
 }
 
-fn map_message<'a>(i: usize, m: &'a Value, chain: &mut Chain<'a>, out: &mut Vec<Violation>) {
+fn map_message<'a, J: Json<'a>>(i: usize, m: J, chain: &mut Chain<'a>, out: &mut Vec<Violation>) {
     let ptr = Ptr::item(ROOT, i);
-    let Some(m) = m.as_object() else {
+    if !m.is_object() {
         malformed(
             out,
             ptr,
@@ -113,10 +114,10 @@ fn map_message<'a>(i: usize, m: &'a Value, chain: &mut Chain<'a>, out: &mut Vec<
         );
         chain.begin_turn(Role::Other("?"), "?", ptr, 0);
         return;
-    };
-    let wire_role = match m.get("role") {
-        Some(Value::String(r)) => r.as_str(),
-        _ => {
+    }
+    let wire_role = match m.get("role").and_then(J::str) {
+        Some(r) => r,
+        None => {
             malformed(
                 out,
                 ptr,
@@ -134,12 +135,13 @@ fn map_message<'a>(i: usize, m: &'a Value, chain: &mut Chain<'a>, out: &mut Vec<
     let size = m.get("content").map(approx_size).unwrap_or(0);
     chain.begin_turn(role, wire_role, ptr, size);
     match m.get("content") {
-        None | Some(Value::Null) => chain.mark_empty(),
-        Some(Value::Array(blocks)) => {
-            if blocks.is_empty() {
+        None => chain.mark_empty(),
+        Some(n) if n.is_null() => chain.mark_empty(),
+        Some(blocks) if blocks.is_array() => {
+            if blocks.len() == 0 {
                 chain.mark_empty();
             }
-            for (j, b) in blocks.iter().enumerate() {
+            for (j, b) in blocks.items().enumerate() {
                 map_block(i, j, b, chain, out);
             }
         }
@@ -155,15 +157,15 @@ fn map_message<'a>(i: usize, m: &'a Value, chain: &mut Chain<'a>, out: &mut Vec<
     }
 }
 
-fn map_block<'a>(
+fn map_block<'a, J: Json<'a>>(
     i: usize,
     j: usize,
-    b: &'a Value,
+    b: J,
     chain: &mut Chain<'a>,
     out: &mut Vec<Violation>,
 ) {
     let p = Ptr::sub(ROOT, i, "content", j);
-    let Some(o) = b.as_object() else {
+    if !b.is_object() {
         malformed(
             out,
             p,
@@ -174,9 +176,9 @@ fn map_block<'a>(
             ),
         );
         return;
-    };
-    let Some((key, v)) = single_key(o) else {
-        let keys: Vec<&str> = o.keys().map(String::as_str).collect();
+    }
+    let Some((key, v)) = single_key(b) else {
+        let keys: Vec<&str> = b.members().map(|(k, _)| k).collect();
         malformed(
             out,
             p,
@@ -188,7 +190,7 @@ fn map_block<'a>(
         );
         return;
     };
-    let s = |k: &str| v.get(k).and_then(Value::as_str);
+    let s = |k: &str| v.get(k).and_then(J::str);
     if key == "toolUse" {
         check_tool_input(i, j, v, p, chain, out);
     }
@@ -196,9 +198,9 @@ fn map_block<'a>(
         check_result_json(i, j, v, p, chain, out);
     }
     let kind = match key {
-        "text" => match v {
-            Value::String(t) => NodeKind::Text { blank: blank(t) },
-            _ => {
+        "text" => match v.text() {
+            Some(t) => NodeKind::Text { blank: t.blank },
+            None => {
                 malformed(
                     out,
                     p,
@@ -250,12 +252,9 @@ fn map_block<'a>(
             Some(kind) => kind,
             None => {
                 let found = v
-                    .as_object()
-                    .and_then(|r| {
-                        r.keys()
-                            .find(|k| *k != "reasoningText" && *k != "redactedContent")
-                    })
-                    .map(String::as_str)
+                    .members()
+                    .map(|(k, _)| k)
+                    .find(|k| *k != "reasoningText" && *k != "redactedContent")
                     .unwrap_or("?");
                 malformed(
                     out,
@@ -280,10 +279,10 @@ fn map_block<'a>(
 
 /// `toolUse.input` must be a JSON object: a client that kept a model's malformed
 /// arguments as a string replays a string, which Converse refuses.
-fn check_tool_input(
+fn check_tool_input<'a, J: Json<'a>>(
     i: usize,
     j: usize,
-    v: &Value,
+    v: J,
     p: Ptr,
     chain: &Chain,
     out: &mut Vec<Violation>,
@@ -294,7 +293,7 @@ fn check_tool_input(
             chain,
             format!("{}/toolUse/input", p.render()),
             format!("messages[{i}].content[{j}].toolUse.input"),
-            other,
+            other.kind(),
             format!("The format of the value at messages.{i}.content.{j}.toolUse.input is invalid. Provide a json object for the field and try again."),
             Defect::ToolInputNotObject,
         );
@@ -303,25 +302,25 @@ fn check_tool_input(
 
 /// A `toolResult` content block's `json` member must be a JSON object (a number, a list
 /// or a string parsed from a tool's text output is refused).
-fn check_result_json(
+fn check_result_json<'a, J: Json<'a>>(
     i: usize,
     j: usize,
-    v: &Value,
+    v: J,
     p: Ptr,
     chain: &Chain,
     out: &mut Vec<Violation>,
 ) {
-    let Some(Value::Array(content)) = v.get("content") else {
+    let Some(content) = v.get("content") else {
         return;
     };
-    for (k, c) in content.iter().enumerate() {
+    for (k, c) in content.items().enumerate() {
         if let Some(other) = c.get("json").filter(|x| !x.is_object()) {
             not_an_object(
                 out,
                 chain,
                 format!("{}/toolResult/content/{k}/json", p.render()),
                 format!("messages[{i}].content[{j}].toolResult.content[{k}].json"),
-                other,
+                other.kind(),
                 format!("The format of the value at messages.{i}.content.{j}.toolResult.content.{k}.json is invalid. Provide a json object for the field and try again."),
                 Defect::ResultJsonNotObject,
             );
@@ -330,15 +329,12 @@ fn check_result_json(
 }
 
 /// A `reasoningContent` union as a reasoning node; None when it is neither form.
-fn reasoning(v: &Value) -> Option<NodeKind<'_>> {
+fn reasoning<'a, J: Json<'a>>(v: J) -> Option<NodeKind<'a>> {
     if let Some(r) = v.get("reasoningText") {
-        r.get("text").and_then(Value::as_str)?;
+        r.get("text").filter(|t| t.is_string())?;
         return Some(NodeKind::Reasoning {
             item_id: None,
-            signed: r
-                .get("signature")
-                .and_then(Value::as_str)
-                .is_some_and(|s| !s.is_empty()),
+            signed: nonempty_string(r.get("signature")),
             encrypted: false,
             redacted: false,
             wire: "reasoningContent",
@@ -347,7 +343,7 @@ fn reasoning(v: &Value) -> Option<NodeKind<'_>> {
     let data = v.get("redactedContent")?;
     Some(NodeKind::Reasoning {
         item_id: None,
-        signed: data.as_str().is_some_and(|d| !d.is_empty()),
+        signed: nonempty_string(Some(data)),
         encrypted: true,
         redacted: true,
         wire: "reasoningContent",

@@ -5,11 +5,12 @@
 //! `user` (or legacy `function`) turn may carry `functionResponse` parts, which are results
 //! matched by `id` when present and else by name and order.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::openai_chat::approx_size;
-use super::{kind_of, malformed, not_an_object};
+use super::{kind_in as kind_of, malformed, nonempty_string, not_an_object};
 use crate::chain::{CallKind, Chain, NodeKind, Ptr, Role};
+use crate::json::{Json, Kind};
 use crate::violation::{Defect, Violation};
 
 pub mod canonical;
@@ -18,11 +19,7 @@ pub(crate) mod settings;
 
 const ROOT: &str = "contents";
 
-pub(crate) fn map<'a>(
-    body: &'a Map<String, Value>,
-    chain: &mut Chain<'a>,
-    out: &mut Vec<Violation>,
-) {
+pub(crate) fn map<'a, J: Json<'a>>(body: J, chain: &mut Chain<'a>, out: &mut Vec<Violation>) {
     let (sys_key, sys) = match (
         body.get("systemInstruction"),
         body.get("system_instruction"),
@@ -52,22 +49,19 @@ pub(crate) fn map<'a>(
         .or_else(|| body.get("generation_config"));
     let thinking =
         config.and_then(|c| c.get("thinkingConfig").or_else(|| c.get("thinking_config")));
-    chain.facts.thinking_level_set = thinking.is_some_and(|t| {
-        t.get("thinkingLevel")
-            .or_else(|| t.get("thinking_level"))
-            .is_some()
-    });
+    chain.facts.thinking_level_set =
+        thinking.is_some_and(|t| t.has("thinkingLevel") || t.has("thinking_level"));
     let Some(contents) = super::history_array(body, ROOT, "turns", chain, out) else {
         return;
     };
-    for (i, c) in contents.iter().enumerate() {
+    for (i, c) in contents.items().enumerate() {
         map_content(i, c, chain, out);
     }
 }
 
-fn map_content<'a>(i: usize, c: &'a Value, chain: &mut Chain<'a>, out: &mut Vec<Violation>) {
+fn map_content<'a, J: Json<'a>>(i: usize, c: J, chain: &mut Chain<'a>, out: &mut Vec<Violation>) {
     let ptr = Ptr::item(ROOT, i);
-    let Some(c) = c.as_object() else {
+    if !c.is_object() {
         malformed(
             out,
             ptr,
@@ -79,10 +73,11 @@ fn map_content<'a>(i: usize, c: &'a Value, chain: &mut Chain<'a>, out: &mut Vec<
         );
         chain.begin_turn(Role::Other("?"), "?", ptr, 0);
         return;
-    };
+    }
     let wire_role = match c.get("role") {
-        Some(Value::String(r)) => r.as_str(),
-        None | Some(Value::Null) => "user",
+        Some(r) if r.is_string() => r.str().unwrap_or_default(),
+        None => "user",
+        Some(n) if n.is_null() => "user",
         Some(other) => {
             malformed(
                 out,
@@ -106,8 +101,12 @@ fn map_content<'a>(i: usize, c: &'a Value, chain: &mut Chain<'a>, out: &mut Vec<
     let size = c.get("parts").map(approx_size).unwrap_or(0);
     chain.begin_turn(role, wire_role, ptr, size);
     let parts = match c.get("parts") {
-        Some(Value::Array(p)) => p,
-        None | Some(Value::Null) => {
+        Some(p) if p.is_array() => p,
+        None => {
+            chain.mark_empty();
+            return;
+        }
+        Some(n) if n.is_null() => {
             chain.mark_empty();
             return;
         }
@@ -124,17 +123,23 @@ fn map_content<'a>(i: usize, c: &'a Value, chain: &mut Chain<'a>, out: &mut Vec<
             return;
         }
     };
-    if parts.is_empty() {
+    if parts.len() == 0 {
         chain.mark_empty();
     }
-    for (j, p) in parts.iter().enumerate() {
+    for (j, p) in parts.items().enumerate() {
         map_part(i, j, p, chain, out);
     }
 }
 
-fn map_part<'a>(i: usize, j: usize, p: &'a Value, chain: &mut Chain<'a>, out: &mut Vec<Violation>) {
+fn map_part<'a, J: Json<'a>>(
+    i: usize,
+    j: usize,
+    p: J,
+    chain: &mut Chain<'a>,
+    out: &mut Vec<Violation>,
+) {
     let pptr = Ptr::sub(ROOT, i, "parts", j);
-    let Some(p) = p.as_object() else {
+    if !p.is_object() {
         malformed(
             out,
             pptr,
@@ -145,13 +150,13 @@ fn map_part<'a>(i: usize, j: usize, p: &'a Value, chain: &mut Chain<'a>, out: &m
             ),
         );
         return;
-    };
+    }
     // One pass over the part's few entries, both casings at once.
     let (mut signature, mut thought, mut fcall, mut fresp, mut text) =
         (None, false, None, None, None);
     let (mut media, mut server) = (false, false);
-    for (k, v) in p {
-        match k.as_str() {
+    for (k, v) in p.members() {
+        match k {
             "thoughtSignature" | "thought_signature" => signature = Some(v),
             "thought" => thought = v.as_bool().unwrap_or(false),
             "functionCall" | "function_call" => fcall = Some(v),
@@ -171,12 +176,12 @@ fn map_part<'a>(i: usize, j: usize, p: &'a Value, chain: &mut Chain<'a>, out: &m
             _ => {}
         }
     }
-    let signed = signature.is_some_and(|s| s.as_str().is_some_and(|s| !s.is_empty()));
+    let signed = nonempty_string(signature);
     if signed {
         chain.facts.signatures_seen = true;
     }
     let kind = if let Some(fc) = fcall {
-        let Some(fc) = fc.as_object() else {
+        if !fc.is_object() {
             malformed(
                 out,
                 pptr,
@@ -187,18 +192,18 @@ fn map_part<'a>(i: usize, j: usize, p: &'a Value, chain: &mut Chain<'a>, out: &m
                 ),
             );
             return;
-        };
+        }
         struct_args(i, j, p, fc, pptr, chain, out);
         NodeKind::Call {
-            call_id: fc.get("id").and_then(Value::as_str),
-            name: fc.get("name").and_then(Value::as_str),
+            call_id: fc.get("id").and_then(J::str),
+            name: fc.get("name").and_then(J::str),
             item_id: None,
             kind: CallKind::Client,
             wire: "functionCall",
             signed,
         }
     } else if let Some(fr) = fresp {
-        let Some(fr) = fr.as_object() else {
+        if !fr.is_object() {
             malformed(
                 out,
                 pptr,
@@ -209,35 +214,35 @@ fn map_part<'a>(i: usize, j: usize, p: &'a Value, chain: &mut Chain<'a>, out: &m
                 ),
             );
             return;
-        };
+        }
         struct_response(i, j, p, fr, pptr, chain, out);
         NodeKind::Result {
-            call_id: fr.get("id").and_then(Value::as_str),
-            name: fr.get("name").and_then(Value::as_str),
+            call_id: fr.get("id").and_then(J::str),
+            name: fr.get("name").and_then(J::str),
             kind: CallKind::Client,
             wire: "functionResponse",
         }
     } else if let Some(t) = text {
-        match t {
-            Value::String(_) if thought => NodeKind::Reasoning {
+        match t.kind() {
+            Kind::String if thought => NodeKind::Reasoning {
                 item_id: None,
                 signed,
                 encrypted: false,
                 redacted: false,
                 wire: "thought",
             },
-            Value::String(s) => NodeKind::Text {
-                blank: s.is_empty() && !signed,
+            Kind::String => NodeKind::Text {
+                blank: t.is_empty_string() && !signed,
             },
-            Value::Null => NodeKind::Empty,
-            other => {
+            Kind::Null => NodeKind::Empty,
+            _ => {
                 malformed(
                     out,
                     pptr,
                     Some("text"),
                     format!(
                         "contents[{i}].parts[{j}].text is {} but must be a string",
-                        kind_of(other)
+                        kind_of(t)
                     ),
                 );
                 return;
@@ -263,18 +268,18 @@ fn map_part<'a>(i: usize, j: usize, p: &'a Value, chain: &mut Chain<'a>, out: &m
 
 /// `functionCall.args` is a protobuf Struct: a client that kept the arguments as text
 /// sends a string.
-fn struct_args(
+fn struct_args<'a, J: Json<'a>>(
     i: usize,
     j: usize,
-    p: &Map<String, Value>,
-    fc: &Map<String, Value>,
+    p: J,
+    fc: J,
     pptr: Ptr,
     chain: &Chain,
     out: &mut Vec<Violation>,
 ) {
     if let Some(args) = fc.get("args").filter(|a| !a.is_object() && !a.is_null()) {
         // A protobuf Struct: a client that kept the arguments as text sends a string.
-        let key = if p.contains_key("functionCall") {
+        let key = if p.has("functionCall") {
             "functionCall"
         } else {
             "function_call"
@@ -284,7 +289,7 @@ fn struct_args(
             chain,
             format!("{}/{key}/args", pptr.render()),
             format!("contents[{i}].parts[{j}].{key}.args"),
-            args,
+            args.kind(),
             format!("Invalid value at 'contents[{i}].parts[{j}].function_call.args' (type.googleapis.com/google.protobuf.Struct)"),
             Defect::ToolInputNotObject,
         );
@@ -293,11 +298,11 @@ fn struct_args(
 
 /// `functionResponse.response` is a protobuf Struct too: a tool's text or list handed
 /// over as it came is refused.
-fn struct_response(
+fn struct_response<'a, J: Json<'a>>(
     i: usize,
     j: usize,
-    p: &Map<String, Value>,
-    fr: &Map<String, Value>,
+    p: J,
+    fr: J,
     pptr: Ptr,
     chain: &Chain,
     out: &mut Vec<Violation>,
@@ -309,7 +314,7 @@ fn struct_response(
         } else {
             format!("Invalid value at 'contents[{i}].parts[{j}].function_response.response' (type.googleapis.com/google.protobuf.Struct)")
         };
-        let key = if p.contains_key("functionResponse") {
+        let key = if p.has("functionResponse") {
             "functionResponse"
         } else {
             "function_response"
@@ -319,7 +324,7 @@ fn struct_response(
             chain,
             format!("{}/{key}/response", pptr.render()),
             format!("contents[{i}].parts[{j}].{key}.response"),
-            resp,
+            resp.kind(),
             text,
             Defect::ResultJsonNotObject,
         );

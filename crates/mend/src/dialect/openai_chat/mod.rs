@@ -5,10 +5,11 @@
 //! reasoning node (DeepSeek, xAI, Z.ai, OpenRouter). A message's content is "empty" when
 //! it is absent or null; an empty string is content.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use super::{blank, kind_of, malformed};
+use super::{kind_in as kind_of, malformed};
 use crate::chain::{CallKind, Chain, NodeKind, Ptr, Role};
+use crate::json::{Json, Kind};
 use crate::violation::{Defect, Rule, Violation};
 
 pub mod canonical;
@@ -20,42 +21,46 @@ const ROOT: &str = "messages";
 /// The wire name of the legacy `function_call` (no id; answered by a `function` message by name).
 pub(crate) const LEGACY_FUNCTION_CALL: &str = "function_call (legacy)";
 
-pub(crate) fn map<'a>(
-    body: &'a Map<String, Value>,
-    chain: &mut Chain<'a>,
-    out: &mut Vec<Violation>,
-) {
+pub(crate) fn map<'a, J: Json<'a>>(body: J, chain: &mut Chain<'a>, out: &mut Vec<Violation>) {
     let Some(msgs) = super::history_array(body, ROOT, "messages", chain, out) else {
         return;
     };
-    for (i, m) in msgs.iter().enumerate() {
+    let mut last = None;
+    for (i, m) in msgs.items().enumerate() {
         map_message(i, m, chain, out);
+        last = Some(m);
     }
-    chain.facts.assistant_prefix = msgs
-        .last()
+    chain.facts.assistant_prefix = last
         .and_then(|m| m.get("prefix"))
-        .and_then(Value::as_bool)
+        .and_then(J::as_bool)
         .unwrap_or(false);
 }
 
 /// The keys of a message the adapter reads, found in one pass over its entries (a hashed
 /// lookup per key costs more than walking the few entries a message has).
-#[derive(Default)]
-struct Fields<'a> {
-    role: Option<&'a Value>,
-    content: Option<&'a Value>,
-    reasoning: Option<(&'static str, &'a Value)>,
-    tool_calls: Option<&'a Value>,
-    function_call: Option<&'a Value>,
-    tool_call_id: Option<&'a Value>,
-    name: Option<&'a Value>,
+struct Fields<J> {
+    role: Option<J>,
+    content: Option<J>,
+    reasoning: Option<(&'static str, J)>,
+    tool_calls: Option<J>,
+    function_call: Option<J>,
+    tool_call_id: Option<J>,
+    name: Option<J>,
 }
 
-impl<'a> Fields<'a> {
-    fn of(m: &'a Map<String, Value>) -> Fields<'a> {
-        let mut f = Fields::default();
-        for (k, v) in m {
-            match k.as_str() {
+impl<'a, J: Json<'a>> Fields<J> {
+    fn of(m: J) -> Fields<J> {
+        let mut f = Fields {
+            role: None,
+            content: None,
+            reasoning: None,
+            tool_calls: None,
+            function_call: None,
+            tool_call_id: None,
+            name: None,
+        };
+        for (k, v) in m.members() {
+            match k {
                 "role" => f.role = Some(v),
                 "content" => f.content = Some(v),
                 "tool_calls" => f.tool_calls = Some(v),
@@ -81,9 +86,9 @@ impl<'a> Fields<'a> {
 }
 
 /// One message: its turn, then its reasoning, content, calls and result nodes in wire order.
-fn map_message<'a>(i: usize, m: &'a Value, chain: &mut Chain<'a>, out: &mut Vec<Violation>) {
+fn map_message<'a, J: Json<'a>>(i: usize, m: J, chain: &mut Chain<'a>, out: &mut Vec<Violation>) {
     let ptr = Ptr::item(ROOT, i);
-    let Some(m) = m.as_object() else {
+    if !m.is_object() {
         malformed(
             out,
             ptr,
@@ -95,7 +100,7 @@ fn map_message<'a>(i: usize, m: &'a Value, chain: &mut Chain<'a>, out: &mut Vec<
         );
         chain.begin_turn(Role::Other("?"), "?", ptr, 0);
         return;
-    };
+    }
     let f = Fields::of(m);
     let wire_role = read_role(i, f.role, ptr, out);
     let role = role_of(wire_role);
@@ -124,9 +129,14 @@ fn map_message<'a>(i: usize, m: &'a Value, chain: &mut Chain<'a>, out: &mut Vec<
 }
 
 /// The wire role as written, or `?` (with a `malformed` finding) when it is not a string.
-fn read_role<'a>(i: usize, role: Option<&'a Value>, ptr: Ptr, out: &mut Vec<Violation>) -> &'a str {
+fn read_role<'a, J: Json<'a>>(
+    i: usize,
+    role: Option<J>,
+    ptr: Ptr,
+    out: &mut Vec<Violation>,
+) -> &'a str {
     match role {
-        Some(Value::String(r)) => r.as_str(),
+        Some(r) if r.is_string() => r.str().unwrap_or_default(),
         Some(other) => {
             malformed(
                 out,
@@ -163,36 +173,38 @@ fn role_of(wire_role: &str) -> Role<&str> {
 }
 
 /// `content`: a string, an array of parts, or nothing (which marks the turn empty).
-fn map_content<'a>(
+fn map_content<'a, J: Json<'a>>(
     i: usize,
-    content: Option<&'a Value>,
+    content: Option<J>,
     ptr: Ptr,
     chain: &mut Chain<'a>,
     out: &mut Vec<Violation>,
 ) {
     match content {
-        None | Some(Value::Null) => chain.mark_empty(),
-        Some(Value::String(s)) => {
-            if s.is_empty() {
+        None => chain.mark_empty(),
+        Some(c) if c.is_null() => chain.mark_empty(),
+        Some(c) if c.is_string() => {
+            let text = c.text().unwrap_or_default();
+            if text.len == 0 {
                 chain
                     .facts
                     .empty_contents
                     .push(chain.turns.len().saturating_sub(1));
             }
             chain.push(
-                NodeKind::Text { blank: blank(s) },
+                NodeKind::Text { blank: text.blank },
                 Ptr::field(ROOT, i, "content"),
             )
         }
-        Some(Value::Array(parts)) => {
-            if parts.is_empty() {
+        Some(parts) if parts.is_array() => {
+            if parts.len() == 0 {
                 chain.mark_empty();
                 chain
                     .facts
                     .empty_contents
                     .push(chain.turns.len().saturating_sub(1));
             }
-            for (j, p) in parts.iter().enumerate() {
+            for (j, p) in parts.items().enumerate() {
                 map_part(i, j, p, chain, out);
             }
         }
@@ -243,9 +255,15 @@ fn foreign_part(t: &str) -> Option<&'static str> {
 }
 
 /// One entry of a `content` array.
-fn map_part<'a>(i: usize, j: usize, p: &'a Value, chain: &mut Chain<'a>, out: &mut Vec<Violation>) {
+fn map_part<'a, J: Json<'a>>(
+    i: usize,
+    j: usize,
+    p: J,
+    chain: &mut Chain<'a>,
+    out: &mut Vec<Violation>,
+) {
     let pptr = Ptr::sub(ROOT, i, "content", j);
-    let Some(p) = p.as_object() else {
+    if !p.is_object() {
         malformed(
             out,
             pptr,
@@ -256,10 +274,10 @@ fn map_part<'a>(i: usize, j: usize, p: &'a Value, chain: &mut Chain<'a>, out: &m
             ),
         );
         return;
-    };
-    let kind = match p.get("type").and_then(Value::as_str) {
+    }
+    let kind = match p.get("type").and_then(J::str) {
         Some("text") => NodeKind::Text {
-            blank: p.get("text").and_then(Value::as_str).is_none_or(blank),
+            blank: p.get("text").and_then(J::text).is_none_or(|t| t.blank),
         },
         Some("refusal") => NodeKind::Text { blank: false },
         Some("image_url" | "input_audio" | "file" | "image" | "audio") => NodeKind::Media,
@@ -292,17 +310,18 @@ fn map_part<'a>(i: usize, j: usize, p: &'a Value, chain: &mut Chain<'a>, out: &m
 }
 
 /// An assistant message's `tool_calls[]` and legacy `function_call`.
-fn map_calls<'a>(
+fn map_calls<'a, J: Json<'a>>(
     i: usize,
-    f: &Fields<'a>,
+    f: &Fields<J>,
     ptr: Ptr,
     chain: &mut Chain<'a>,
     out: &mut Vec<Violation>,
 ) {
     match f.tool_calls {
-        None | Some(Value::Null) => {}
-        Some(Value::Array(calls)) => {
-            if calls.is_empty() {
+        None => {}
+        Some(c) if c.is_null() => {}
+        Some(calls) if calls.is_array() => {
+            if calls.len() == 0 {
                 out.push(
                     Violation::error(
                         Rule::Malformed,
@@ -315,7 +334,7 @@ fn map_calls<'a>(
                     .with_defect(Defect::EmptyToolCalls),
                 );
             }
-            for (j, c) in calls.iter().enumerate() {
+            for (j, c) in calls.items().enumerate() {
                 map_call(i, j, c, chain, out);
             }
         }
@@ -329,11 +348,11 @@ fn map_calls<'a>(
             ),
         ),
     }
-    if let Some(fc) = f.function_call.and_then(Value::as_object) {
+    if let Some(fc) = f.function_call.filter(|fc| fc.is_object()) {
         chain.push(
             NodeKind::Call {
                 call_id: None,
-                name: fc.get("name").and_then(Value::as_str),
+                name: fc.get("name").and_then(J::str),
                 item_id: None,
                 kind: CallKind::Client,
                 wire: LEGACY_FUNCTION_CALL,
@@ -345,17 +364,18 @@ fn map_calls<'a>(
 }
 
 /// A `tool` (or legacy `function`) message's result node.
-fn map_result<'a>(
+fn map_result<'a, J: Json<'a>>(
     i: usize,
     wire_role: &'a str,
-    f: &Fields<'a>,
+    f: &Fields<J>,
     ptr: Ptr,
     chain: &mut Chain<'a>,
     out: &mut Vec<Violation>,
 ) {
     let call_id = match f.tool_call_id {
-        Some(Value::String(s)) => Some(s.as_str()),
-        Some(Value::Null) | None => None,
+        Some(s) if s.is_string() => s.str(),
+        Some(n) if n.is_null() => None,
+        None => None,
         Some(other) => {
             malformed(
                 out,
@@ -369,7 +389,7 @@ fn map_result<'a>(
             None
         }
     };
-    let name = f.name.and_then(Value::as_str);
+    let name = f.name.and_then(J::str);
     chain.push(
         NodeKind::Result {
             call_id,
@@ -381,9 +401,15 @@ fn map_result<'a>(
     );
 }
 
-fn map_call<'a>(i: usize, j: usize, c: &'a Value, chain: &mut Chain<'a>, out: &mut Vec<Violation>) {
+fn map_call<'a, J: Json<'a>>(
+    i: usize,
+    j: usize,
+    c: J,
+    chain: &mut Chain<'a>,
+    out: &mut Vec<Violation>,
+) {
     let cptr = Ptr::sub(ROOT, i, "tool_calls", j);
-    let Some(c) = c.as_object() else {
+    if !c.is_object() {
         malformed(
             out,
             cptr,
@@ -394,10 +420,11 @@ fn map_call<'a>(i: usize, j: usize, c: &'a Value, chain: &mut Chain<'a>, out: &m
             ),
         );
         return;
-    };
+    }
     let call_id = match c.get("id") {
-        Some(Value::String(s)) => Some(s.as_str()),
-        Some(Value::Null) | None => None,
+        Some(s) if s.is_string() => s.str(),
+        Some(n) if n.is_null() => None,
+        None => None,
         Some(other) => {
             malformed(
                 out,
@@ -412,7 +439,7 @@ fn map_call<'a>(i: usize, j: usize, c: &'a Value, chain: &mut Chain<'a>, out: &m
         }
     };
     let func = c.get("function").or_else(|| c.get("custom"));
-    let name = func.and_then(|f| f.get("name")).and_then(Value::as_str);
+    let name = func.and_then(|f| f.get("name")).and_then(J::str);
     match name {
         Some("") => out.push(crate::violation::Violation::error(
             crate::violation::Rule::Malformed,
@@ -463,12 +490,12 @@ fn map_call<'a>(i: usize, j: usize, c: &'a Value, chain: &mut Chain<'a>, out: &m
 }
 
 /// A cheap size estimate of a content value (string bytes; parts counted by their text).
-pub(crate) fn approx_size(v: &Value) -> usize {
-    match v {
-        Value::String(s) => s.len(),
-        Value::Array(a) => a.iter().map(approx_size).sum(),
-        Value::Object(o) => o.values().map(approx_size).sum(),
-        Value::Null | Value::Bool(_) | Value::Number(_) => 0,
+pub(crate) fn approx_size<'a, J: Json<'a>>(v: J) -> usize {
+    match v.kind() {
+        Kind::String => v.str_len(),
+        Kind::Array => v.items().map(approx_size).sum(),
+        Kind::Object => v.members().map(|(_, m)| approx_size(m)).sum(),
+        Kind::Null | Kind::Bool | Kind::Number => 0,
     }
 }
 

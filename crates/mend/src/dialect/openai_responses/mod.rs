@@ -5,11 +5,12 @@
 //! `*_output` items, server tool calls (`web_search_call`, ...), and messages, which may
 //! be typed (`type: message`, usually with a `msg_…` id) or role-only.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::openai_chat::approx_size;
-use super::{blank, kind_of, malformed};
+use super::{kind_in as kind_of, malformed, nonempty_string};
 use crate::chain::{CallKind, Chain, NodeKind, Ptr, Role};
+use crate::json::Json;
 use crate::violation::{Defect, Rule, Violation};
 
 pub mod canonical;
@@ -37,28 +38,27 @@ const SERVER_CALLS: [&str; 7] = [
     "tool_search_call",
 ];
 
-pub(crate) fn map<'a>(
-    body: &'a Map<String, Value>,
-    chain: &mut Chain<'a>,
-    out: &mut Vec<Violation>,
-) {
+pub(crate) fn map<'a, J: Json<'a>>(body: J, chain: &mut Chain<'a>, out: &mut Vec<Violation>) {
     chain.facts.continues_stored_state = ["previous_response_id", "conversation"]
         .iter()
-        .any(|k| body.get(*k).is_some_and(|v| !v.is_null()));
-    chain.facts.store_disabled = body.get("store") == Some(&Value::Bool(false));
-    chain.facts.previous_response = body.get("previous_response_id").and_then(Value::as_str);
+        .any(|k| body.get(k).is_some_and(|v| !v.is_null()));
+    chain.facts.store_disabled = body.get("store").and_then(J::as_bool) == Some(false);
+    chain.facts.previous_response = body.get("previous_response_id").and_then(J::str);
     match body.get(ROOT) {
-        Some(Value::String(s)) => {
-            chain.begin_turn(Role::User, "user", Ptr::root(ROOT), s.len());
-            chain.push(NodeKind::Text { blank: blank(s) }, Ptr::root(ROOT));
+        Some(s) if s.is_string() => {
+            let text = s.text().unwrap_or_default();
+            chain.begin_turn(Role::User, "user", Ptr::root(ROOT), text.len);
+            chain.push(NodeKind::Text { blank: text.blank }, Ptr::root(ROOT));
         }
-        Some(Value::Array(items)) => {
+        Some(items) if items.is_array() => {
             chain.facts.history_is_array = true;
-            for (i, it) in items.iter().enumerate() {
+            super::reserve_for(chain, items.len());
+            for (i, it) in items.items().enumerate() {
                 map_item(i, it, chain, out);
             }
         }
-        Some(Value::Null) | None => {}
+        None => {}
+        Some(n) if n.is_null() => {}
         Some(other) => malformed(
             out,
             Ptr::root(ROOT),
@@ -72,29 +72,42 @@ pub(crate) fn map<'a>(
 }
 
 /// The keys of an item the adapter reads, found in one pass over its entries.
-#[derive(Default, Clone, Copy)]
-struct Fields<'a> {
-    ty: Option<&'a Value>,
+#[derive(Clone, Copy)]
+struct Fields<'a, J> {
+    ty: Option<J>,
     id: Option<&'a str>,
-    role: Option<&'a Value>,
-    content: Option<&'a Value>,
-    summary: Option<&'a Value>,
-    encrypted_content: Option<&'a Value>,
-    arguments: Option<&'a Value>,
-    input: Option<&'a Value>,
-    output: Option<&'a Value>,
-    call_id: Option<&'a Value>,
+    role: Option<J>,
+    content: Option<J>,
+    summary: Option<J>,
+    encrypted_content: Option<J>,
+    arguments: Option<J>,
+    input: Option<J>,
+    output: Option<J>,
+    call_id: Option<J>,
     name: Option<&'a str>,
     approval_request_id: Option<&'a str>,
 }
 
-impl<'a> Fields<'a> {
-    fn of(obj: &'a Map<String, Value>) -> Fields<'a> {
-        let mut f = Fields::default();
-        for (k, v) in obj {
-            match k.as_str() {
+impl<'a, J: Json<'a>> Fields<'a, J> {
+    fn of(obj: J) -> Fields<'a, J> {
+        let mut f = Fields {
+            ty: None,
+            id: None,
+            role: None,
+            content: None,
+            summary: None,
+            encrypted_content: None,
+            arguments: None,
+            input: None,
+            output: None,
+            call_id: None,
+            name: None,
+            approval_request_id: None,
+        };
+        for (k, v) in obj.members() {
+            match k {
                 "type" => f.ty = Some(v),
-                "id" => f.id = v.as_str(),
+                "id" => f.id = v.str(),
                 "role" => f.role = Some(v),
                 "content" => f.content = Some(v),
                 "summary" => f.summary = Some(v),
@@ -103,8 +116,8 @@ impl<'a> Fields<'a> {
                 "input" => f.input = Some(v),
                 "output" => f.output = Some(v),
                 "call_id" => f.call_id = Some(v),
-                "name" => f.name = v.as_str(),
-                "approval_request_id" => f.approval_request_id = v.as_str(),
+                "name" => f.name = v.str(),
+                "approval_request_id" => f.approval_request_id = v.str(),
                 _ => {}
             }
         }
@@ -112,9 +125,9 @@ impl<'a> Fields<'a> {
     }
 }
 
-fn map_item<'a>(i: usize, it: &'a Value, chain: &mut Chain<'a>, out: &mut Vec<Violation>) {
+fn map_item<'a, J: Json<'a>>(i: usize, it: J, chain: &mut Chain<'a>, out: &mut Vec<Violation>) {
     let ptr = Ptr::item(ROOT, i);
-    let Some(obj) = it.as_object() else {
+    if !it.is_object() {
         malformed(
             out,
             ptr,
@@ -126,11 +139,12 @@ fn map_item<'a>(i: usize, it: &'a Value, chain: &mut Chain<'a>, out: &mut Vec<Vi
         );
         chain.begin_turn(Role::Other("?"), "?", ptr, 0);
         return;
-    };
-    let f = Fields::of(obj);
+    }
+    let f = Fields::of(it);
     let ty = match f.ty {
-        Some(Value::String(t)) => Some(t.as_str()),
-        None | Some(Value::Null) => None,
+        Some(t) if t.is_string() => t.str(),
+        None => None,
+        Some(n) if n.is_null() => None,
         Some(other) => {
             malformed(
                 out,
@@ -174,7 +188,7 @@ fn map_item<'a>(i: usize, it: &'a Value, chain: &mut Chain<'a>, out: &mut Vec<Vi
                 );
                 let call_id = call_id_of(i, f.call_id, ptr, out);
                 let text_output = matches!(t, "function_call_output" | "custom_tool_call_output");
-                if let Some(o @ Value::Object(_)) = f.output.filter(|_| text_output) {
+                if let Some(o) = f.output.filter(|o| text_output && o.is_object()) {
                     out.push(
                         Violation::error(
                             Rule::Malformed,
@@ -248,9 +262,9 @@ fn map_item<'a>(i: usize, it: &'a Value, chain: &mut Chain<'a>, out: &mut Vec<Vi
 }
 
 /// A reasoning item: its node, and a `malformed` finding when it lacks `summary`.
-fn map_reasoning<'a>(
+fn map_reasoning<'a, J: Json<'a>>(
     i: usize,
-    f: &Fields<'a>,
+    f: &Fields<'a, J>,
     id: Option<&'a str>,
     ptr: Ptr,
     chain: &mut Chain<'a>,
@@ -262,9 +276,7 @@ fn map_reasoning<'a>(
         ptr,
         f.summary.map(approx_size).unwrap_or(0),
     );
-    let encrypted = f
-        .encrypted_content
-        .is_some_and(|v| v.as_str().is_some_and(|s| !s.is_empty()));
+    let encrypted = nonempty_string(f.encrypted_content);
     if f.summary.is_none() {
         out.push(
             Violation::error(
@@ -289,15 +301,16 @@ fn map_reasoning<'a>(
     );
 }
 
-fn call_id_of<'a>(
+fn call_id_of<'a, J: Json<'a>>(
     i: usize,
-    call_id: Option<&'a Value>,
+    call_id: Option<J>,
     ptr: Ptr,
     out: &mut Vec<Violation>,
 ) -> Option<&'a str> {
     match call_id {
-        Some(Value::String(s)) => Some(s.as_str()),
-        None | Some(Value::Null) => None,
+        Some(s) if s.is_string() => s.str(),
+        None => None,
+        Some(n) if n.is_null() => None,
         Some(other) => {
             malformed(
                 out,
@@ -313,17 +326,17 @@ fn call_id_of<'a>(
     }
 }
 
-fn map_message<'a>(
+fn map_message<'a, J: Json<'a>>(
     i: usize,
-    f: &Fields<'a>,
+    f: &Fields<'a, J>,
     typed: bool,
     chain: &mut Chain<'a>,
     out: &mut Vec<Violation>,
 ) {
     let ptr = Ptr::item(ROOT, i);
-    let wire_role = match f.role {
-        Some(Value::String(r)) => r.as_str(),
-        _ => {
+    let wire_role = match f.role.and_then(J::str) {
+        Some(r) => r,
+        None => {
             malformed(
                 out,
                 ptr,
@@ -345,22 +358,25 @@ fn map_message<'a>(
         chain.push(NodeKind::Message { item_id: f.id }, ptr);
     }
     match f.content {
-        None | Some(Value::Null) => chain.mark_empty(),
-        Some(Value::String(s)) => chain.push(
-            NodeKind::Text { blank: blank(s) },
+        None => chain.mark_empty(),
+        Some(n) if n.is_null() => chain.mark_empty(),
+        Some(s) if s.is_string() => chain.push(
+            NodeKind::Text {
+                blank: s.text().is_some_and(|t| t.blank),
+            },
             Ptr::field(ROOT, i, "content"),
         ),
-        Some(Value::Array(parts)) => {
-            if parts.is_empty() {
+        Some(parts) if parts.is_array() => {
+            if parts.len() == 0 {
                 chain.mark_empty();
             }
-            for (j, p) in parts.iter().enumerate() {
+            for (j, p) in parts.items().enumerate() {
                 let pptr = Ptr::sub(ROOT, i, "content", j);
-                let kind = match p.get("type").and_then(Value::as_str) {
+                let kind = match p.get("type").and_then(J::str) {
                     Some(
                         "input_text" | "output_text" | "text" | "summary_text" | "reasoning_text",
                     ) => NodeKind::Text {
-                        blank: p.get("text").and_then(Value::as_str).is_none_or(blank),
+                        blank: p.get("text").and_then(J::text).is_none_or(|t| t.blank),
                     },
                     Some("refusal") => NodeKind::Text { blank: false },
                     Some("input_image" | "input_file" | "input_audio") => NodeKind::Media,
