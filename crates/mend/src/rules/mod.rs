@@ -270,6 +270,11 @@ impl Params {
     }
 }
 
+/// Ids (call ids, item ids) to what the rules keep for them. Hashed with foldhash, seeded
+/// per process: SipHash was a tenth of a check of a Responses history, and ids come from
+/// callers, so the seed stays.
+pub(crate) type IdMap<'a, V> = std::collections::HashMap<&'a str, V, foldhash::fast::RandomState>;
+
 /// Everything a check needs to see.
 pub(crate) struct Ctx<'c, 'a> {
     /// The chain.

@@ -6,14 +6,12 @@
 //! `inspect` share; the dialect says only where results must sit and whether results
 //! find their calls by name ([`Params`](super::Params)).
 
-use std::collections::HashMap;
-
 use crate::chain::{CallKind, NodeKind, Role};
 use crate::dialect::Dialect;
 use crate::repair::{Fixer, MissingResult};
 use crate::violation::{Rule, Severity, Violation};
 
-use super::{ids, Ctx, Placement, ProviderText, Repair, RuleSpec};
+use super::{ids, Ctx, IdMap, Placement, ProviderText, Repair, RuleSpec};
 
 pub(crate) const TOOL_RESULT_WITHOUT_CALL: RuleSpec = RuleSpec {
     id: "tool-result-without-call",
@@ -422,8 +420,8 @@ struct Pairing<'c, 'a> {
     suppressed: &'c [bool],
     calls: Vec<CallRec<'a>>,
     /// Every client call with an id, by id, in order.
-    by_id: HashMap<&'a str, Vec<usize>>,
-    server_ids: HashMap<&'a str, usize>,
+    by_id: IdMap<'a, Vec<usize>>,
+    server_ids: IdMap<'a, usize>,
     /// Calls reported as misplaced (DeepSeek Responses), not reported again as unanswered.
     misplaced_calls: Vec<usize>,
     pairs: Vec<(usize, usize)>,
@@ -447,8 +445,8 @@ pub(crate) fn pair_calls_with_results(
         ctx,
         suppressed,
         calls: Vec::with_capacity(n_calls),
-        by_id: HashMap::with_capacity(n_calls),
-        server_ids: HashMap::new(),
+        by_id: IdMap::with_capacity_and_hasher(n_calls, Default::default()),
+        server_ids: IdMap::default(),
         misplaced_calls: Vec::new(),
         pairs: Vec::new(),
     };
@@ -892,7 +890,8 @@ fn misplaced_result(ctx: &Ctx, n: usize, shown: &str, call: usize) -> Violation 
 /// duplicate is not reported again.
 pub(crate) fn item_ids_are_unique(ctx: &Ctx, out: &mut Vec<Violation>) {
     let chain = ctx.chain;
-    let mut seen: HashMap<&str, usize> = HashMap::new();
+    let mut seen: IdMap<'_, usize> =
+        IdMap::with_capacity_and_hasher(chain.nodes.len(), Default::default());
     for (n, node) in chain.nodes.iter().enumerate() {
         let id = match node.kind {
             NodeKind::Message { item_id }
