@@ -13,9 +13,9 @@
 //!     LiteLLM gets a fresh deep copy of its messages outside its timer), plus
 //!     `serde_json::to_vec` of the output;
 //!   - `ns_bytes`, from the request bytes to the request bytes, as a gateway, the CLI
-//!     or a Python caller holding bytes runs it: `mend::repair::repair_bytes` (parse,
-//!     check, repair, and the output spliced into the input's bytes; a valid body's
-//!     output is its input). This is what the issue's target 2 is about ("a valid body
+//!     or a Python caller holding bytes runs it: `mend::repair::repair_bytes` (a check
+//!     of the bytes on the tape, where a valid body stops, its output being its input;
+//!     else parse, repair, and the output spliced into the input's bytes). This is what the issue's target 2 is about ("a valid body
 //!     costs no more than check; a repaired body is written by splicing").
 //!
 //!   The bytes output is checked against the other: it must parse to the same body.
