@@ -41,7 +41,7 @@ fi
 failed=()
 for t in $targets; do
   echo "== $t: $what"
-  mkdir -p "artifacts/$t"
+  mkdir -p "artifacts/$t" "corpus/$t" # a target seed.py gives no seeds starts empty
   if ! cargo fuzz run "${flags[@]}" "$t" "corpus/$t" -- \
       "${budget[@]}" -timeout=10 -rss_limit_mb=2048 -max_len=262144 \
       -print_final_stats=1 -close_fd_mask=1 2>"artifacts/$t.log"; then

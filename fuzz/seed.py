@@ -35,6 +35,11 @@ def put(target, dialect, data):
 def request(dialect, data):
     for t in REQUEST_TARGETS:
         put(t, dialect, data)
+    # json_tape reads the bytes as they are: no dialect byte in front.
+    d = corpus / "json_tape"
+    d.mkdir(parents=True, exist_ok=True)
+    (d / hashlib.sha1(data).hexdigest()).write_bytes(data)
+    counts["json_tape"] = counts.get("json_tape", 0) + 1
 
 
 def pair(target, selector, data):
