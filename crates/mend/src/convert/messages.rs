@@ -550,7 +550,10 @@ fn with_ids(
     }
     // Whatever the engine did not pair gets an id of its own; the target repair handles
     // it as it handles any unanswered call or orphan result.
-    for (i, j) in missing.into_values() {
+    // In message order, so the fresh ids are numbered the same way on every run.
+    let mut rest: Vec<(usize, usize)> = missing.into_values().collect();
+    rest.sort_unstable();
+    for (i, j) in rest {
         if call_id_at(conv, i, j).is_none() && result_id_at(conv, i, j).is_none() {
             let id = fresh.id();
             set_id(conv, i, j, &id);
