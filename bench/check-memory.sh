@@ -18,8 +18,8 @@ mb="${MEND_MEMORY_MB:-60}"
 
 cargo build --release -q -p mend-cli
 cargo build --release -q -p mend --example gen_corpus
-target_dir="$(cargo metadata --format-version 1 --no-deps |
-  python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')"
+. "$root/bench/lib.sh"
+target_dir="$(cargo_target_dir)"
 mend="$target_dir/release/mend"
 gen="$target_dir/release/examples/gen_corpus"
 

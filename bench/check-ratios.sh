@@ -18,8 +18,8 @@ sleep 1 # so every estimate this run writes is strictly newer than the stamp
 
 cargo bench -p mend --bench check -- "$@"
 
-target_dir="$(cargo metadata --format-version 1 --no-deps |
-  python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')"
+. "$root/bench/lib.sh"
+target_dir="$(cargo_target_dir)"
 
 python3 - "$target_dir/criterion" "$stamp" "$root/bench/results/check-ratios.md" <<'PY'
 import json, os, platform, subprocess, sys, time

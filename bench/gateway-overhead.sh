@@ -49,34 +49,14 @@ MOCK_PORT="${MOCK_PORT:-19400}"
 OFF_PORT="${OFF_PORT:-19403}"
 OBSERVE_PORT="${OBSERVE_PORT:-19401}"
 REPAIR_PORT="${REPAIR_PORT:-19402}"
-work="$(mktemp -d)"
-pids=()
-cleanup() {
-  for p in "${pids[@]:-}"; do
-    [ -n "$p" ] && kill "$p" 2>/dev/null || true
-  done
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT INT TERM
-
-wait_port() { # wait until 127.0.0.1:$1 accepts, up to $2 seconds
-  local deadline=$((SECONDS + $2))
-  until (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; do
-    if [ "$SECONDS" -ge "$deadline" ]; then
-      echo "nothing listens on 127.0.0.1:$1 after $2 s" >&2
-      return 1
-    fi
-    sleep 0.1
-  done
-}
+. "$root/bench/lib.sh"
+bench_work_dir
 
 echo "== building (release)" >&2
 cargo build --release -q -p mend-cli
 cargo build --release -q -p mend-gateway --example gateway_overhead
 cargo run --release -q -p mend --example gen_corpus -- "$work/corpus" >/dev/null
-target_dir="$(cargo metadata --format-version 1 --no-deps |
-  python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')"
+target_dir="$(cargo_target_dir)"
 bin="$target_dir/release"
 # MEND_BIN: another build of mend to measure (a baseline), with this tree's mock and load.
 mend_bin="${MEND_BIN:-$bin/mend}"

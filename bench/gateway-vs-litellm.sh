@@ -27,34 +27,14 @@ CONC="${CONCURRENCY:-16}"
 MOCK_PORT="${MOCK_PORT:-19310}"
 MEND_PORT="${MEND_PORT:-19311}"
 LITELLM_PORT="${LITELLM_PORT:-19312}"
-work="$(mktemp -d)"
-pids=()
-cleanup() {
-  for p in "${pids[@]:-}"; do
-    [ -n "$p" ] && kill "$p" 2>/dev/null || true
-  done
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT INT TERM
-
-wait_port() { # wait until 127.0.0.1:$1 accepts, up to $2 seconds
-  local deadline=$((SECONDS + $2))
-  until (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; do
-    if [ "$SECONDS" -ge "$deadline" ]; then
-      echo "nothing listens on 127.0.0.1:$1 after $2 s" >&2
-      return 1
-    fi
-    sleep 0.2
-  done
-}
+. "$root/bench/lib.sh"
+bench_work_dir
 
 echo "== building (release)" >&2
 cargo build --release -q -p mend-cli
-cargo build --release -q -p mend-gateway --example mock_upstream --example gateway_load
+cargo build --release -q -p mend-gateway --example mock_upstream --example gateway_overhead
 cargo run --release -q -p mend --example gen_corpus -- "$work/corpus" >/dev/null
-target_dir="$(cargo metadata --format-version 1 --no-deps |
-  python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')"
+target_dir="$(cargo_target_dir)"
 bin="$target_dir/release"
 
 # The chat bodies, with a model LiteLLM routes; the same bytes go to every target.
@@ -82,23 +62,24 @@ wait_port "$MEND_PORT" 10
 raw="$root/bench/results/raw/gateway-vs-litellm.jsonl"
 mkdir -p "$(dirname "$raw")"
 : >"$raw"
-load() { # target size concurrency url round
-  local out
-  out="$("$bin/examples/gateway_load" --url "$4" --body "$work/body-$2.json" \
-    --header "authorization: Bearer sk-bench" --concurrency "$3" --seconds "$SECS" --warmup 1)"
-  python3 -c 'import json,sys; d=json.loads(sys.argv[1]); d.update(target=sys.argv[2], size=sys.argv[3], round=int(sys.argv[4])); print(json.dumps(d))' \
-    "$out" "$1" "$2" "$5" | tee -a "$raw" >&2
+load() { # target size concurrency port round
+  # One run of gateway_overhead's load generator (the one keep-alive client of the benches).
+  "$bin/examples/gateway_overhead" load --body "$work/body-$2.json" --path /v1/chat/completions \
+    --target "$1=127.0.0.1:$4" --header "authorization: Bearer sk-bench" \
+    --connections "$3" --seconds "$SECS" --warmup 1 --rounds 1 |
+    python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); d.update(size=sys.argv[1], round=int(sys.argv[2]), concurrency=d["connections"]); print(json.dumps(d))' \
+      "$2" "$5" | tee -a "$raw" >&2
 }
 
 # Phase 1, with nothing else of ours running: direct and through mend, alternating,
 # ROUNDS times each for latency (the report takes medians), then once under load.
 for size in 5KB 200KB; do
   for round in $(seq "$ROUNDS"); do
-    load direct "$size" 1 "http://127.0.0.1:$MOCK_PORT/v1/chat/completions" "$round"
-    load mend "$size" 1 "http://127.0.0.1:$MEND_PORT/v1/chat/completions" "$round"
+    load direct "$size" 1 "$MOCK_PORT" "$round"
+    load mend "$size" 1 "$MEND_PORT" "$round"
   done
-  load direct "$size" "$CONC" "http://127.0.0.1:$MOCK_PORT/v1/chat/completions" 1
-  load mend "$size" "$CONC" "http://127.0.0.1:$MEND_PORT/v1/chat/completions" 1
+  load direct "$size" "$CONC" "$MOCK_PORT" 1
+  load mend "$size" "$CONC" "$MEND_PORT" 1
 done
 
 # Phase 2: LiteLLM in front of the same upstream (started only now, so that its own
@@ -139,8 +120,8 @@ fi
 
 if [ "$have_litellm" = 1 ]; then
   for size in 5KB 200KB; do
-    load litellm "$size" 1 "http://127.0.0.1:$LITELLM_PORT/v1/chat/completions" 1
-    load litellm "$size" "$CONC" "http://127.0.0.1:$LITELLM_PORT/v1/chat/completions" 1
+    load litellm "$size" 1 "$LITELLM_PORT" 1
+    load litellm "$size" "$CONC" "$LITELLM_PORT" 1
   done
 fi
 

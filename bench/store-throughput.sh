@@ -17,8 +17,8 @@ secs="${SECONDS_PER_RUN:-3}"
 pg="${MEND_TEST_POSTGRES:-postgres://postgres@127.0.0.1:5432/test}"
 
 cargo build --release -q -p mend-store --bin mend-store-writer
-target_dir="$(cargo metadata --format-version 1 --no-deps |
-  python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')"
+. "$root/bench/lib.sh"
+target_dir="$(cargo_target_dir)"
 writer="$target_dir/release/mend-store-writer"
 
 tmp="$(mktemp -d)"

@@ -1,5 +1,5 @@
 //! The gateway's added cost, measured against an upstream that costs nothing
-//! (`bench/gateway-overhead.sh`): one program, two roles, both on plain hyper so that
+//! (`bench/gateway-overhead.sh`, and the load of `bench/gateway-vs-litellm.sh`): one program, two roles, both on plain hyper so that
 //! neither the mock nor the load is what is measured.
 //!
 //! ```sh
