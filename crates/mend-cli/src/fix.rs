@@ -1,11 +1,13 @@
 //! `mend repair` and `mend trim`: one body in, the changed body on stdout, the report on
 //! stderr (or both as one JSON object with `--json`).
 //!
-//! Invariant: a body that needs nothing is written back byte for byte as it was read.
+//! Invariant: a body that needs nothing is written back byte for byte as it was read, and
+//! `mend repair` writes a changed one as the input's bytes with only what it changed
+//! written anew, in the input's layout.
 
 use std::io;
 
-use mend::repair::{repair, MissingResult, OrphanResult, RepairOptions};
+use mend::repair::{repair_owned, splice_with, Layout, MissingResult, OrphanResult, RepairOptions};
 use mend::trim::{trim, TrimOptions};
 use serde_json::{json, Value};
 
@@ -105,7 +107,7 @@ pub fn run_repair(
         orphan_result,
         synthesized_text: synthesized_text.map(str::to_string),
     };
-    let r = match repair(&body, &ropts) {
+    let r = match repair_owned(body, &ropts) {
         Ok(r) => r,
         Err(e) => {
             printer.bad_input(&label, &e);
@@ -132,7 +134,13 @@ pub fn run_repair(
         return Ok(status);
     }
     if r.changed() {
-        printer.out(&render_like(&bytes, &r.body))?;
+        // The input's bytes with only what changed written anew, in its layout: a
+        // diff of the file shows the repair and nothing else.
+        let mut out = splice_with(&bytes, &r, Layout::FollowInput);
+        if !out.ends_with(b"\n") {
+            out.push(b'\n');
+        }
+        printer.out(&String::from_utf8_lossy(&out))?;
     } else {
         // Nothing to do: the very bytes that came in.
         printer.out(&String::from_utf8_lossy(&bytes))?;

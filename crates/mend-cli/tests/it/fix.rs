@@ -31,6 +31,73 @@ fn repair_drops_an_orphan_and_the_output_checks_valid() {
     assert_eq!(check.code, 0, "{check:?}");
 }
 
+/// A hand-written file: four-space indents, a call written on one line, an escaped
+/// character, a float with a trailing zero. The repair adds a result and drops an
+/// orphan; every other byte is the input's, and the new result is indented like its
+/// neighbours.
+#[test]
+fn repair_keeps_the_files_layout_and_writes_only_what_changed() {
+    let input = r#"{
+    "model": "gpt-4o",
+    "messages": [
+        {
+            "role": "assistant",
+            "content": null,
+            "tool_calls": [
+                {"id": "call_1", "type": "function", "function": {"name": "weather", "arguments": "{}"}}
+            ]
+        },
+        {
+            "role": "user",
+            "content": "caf\u00e9?"
+        },
+        {
+            "role": "tool",
+            "tool_call_id": "call_9",
+            "content": "orphan"
+        }
+    ],
+    "temperature": 1.0
+}
+"#;
+    let expected = r#"{
+    "model": "gpt-4o",
+    "messages": [
+        {
+            "role": "assistant",
+            "content": null,
+            "tool_calls": [
+                {"id": "call_1", "type": "function", "function": {"name": "weather", "arguments": "{}"}}
+            ]
+        },
+        {
+            "role": "tool",
+            "tool_call_id": "call_1",
+            "content": "Error: this tool call was interrupted and produced no output."
+        },
+        {
+            "role": "user",
+            "content": "caf\u00e9?"
+        }
+    ],
+    "temperature": 1.0
+}
+"#;
+    let dir = folder_with(&[("in.json", input.as_bytes())]);
+    let r = run(&["repair", &arg(&dir, "in.json")]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(r.stdout, expected, "{}", r.stderr);
+    // Compact in, compact out.
+    let compact = r#"{"model":"m","messages":[{"role":"user","content":"a"},{"role":"tool","tool_call_id":"x","content":"o"},{"role":"user","content":"b"}]}"#;
+    let dir = folder_with(&[("in.json", compact.as_bytes())]);
+    let r = run(&["repair", &arg(&dir, "in.json")]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(
+        r.stdout,
+        "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"a\"},{\"role\":\"user\",\"content\":\"b\"}]}\n"
+    );
+}
+
 #[test]
 fn repair_policies_change_what_is_done() {
     let body = br#"{"model":"gpt-4o","messages":[

@@ -28,7 +28,7 @@ use crate::violation::{Rule, Severity, Violation};
 use crate::{analyze, Analysis, CheckOptions, Error};
 
 pub(crate) use fix::{FixFn, Fixer};
-pub use splice::{repair_bytes, splice, RepairedBytes};
+pub use splice::{repair_bytes, splice, splice_with, Layout, RepairedBytes};
 
 /// What to do with a call that has no result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -84,7 +84,38 @@ pub fn repair_bytes(bytes: &[u8], opts: &RepairOptions) -> Result<RepairedBytes,
 /// written anew. Where the input's layout cannot be followed (duplicate top-level keys,
 /// a kept record that does not fit it) the whole body is written anew.
 pub fn splice(input: &[u8], r: &Repaired) -> Vec<u8> {
-    spliced(input, r).unwrap_or_else(|| serde_json::to_vec(&r.body).unwrap_or_default())
+    splice_with(input, r, Layout::Compact)
+}
+
+/// How the parts of a spliced body that are written anew are laid out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    /// As few bytes as possible (what goes on the wire).
+    Compact,
+    /// Like the input around them (for a file someone reads or diffs): a new history
+    /// item takes the white space the input puts between its items, and is indented as
+    /// the input's items are when they span lines. Where the input's layout cannot be
+    /// followed item by item, the whole body is written anew, indented if the input was.
+    FollowInput,
+}
+
+/// [`splice`], with the new parts laid out as `layout` says.
+pub fn splice_with(input: &[u8], r: &Repaired, layout: Layout) -> Vec<u8> {
+    if let Some(out) = spliced(input, r, layout) {
+        return out;
+    }
+    let indented = layout == Layout::FollowInput && indented(input);
+    let text = if indented {
+        serde_json::to_vec_pretty(&r.body)
+    } else {
+        serde_json::to_vec(&r.body)
+    };
+    text.unwrap_or_default()
+}
+
+/// The input is laid out over indented lines.
+fn indented(input: &[u8]) -> bool {
+    input.windows(2).any(|w| w == b"\n " || w == b"\n\t")
 }
 
 /// Where the parts of a body are in its bytes.
@@ -117,7 +148,7 @@ pub(crate) fn spans(input: &[u8], history_key: &str) -> Option<Spans> {
     })
 }
 
-fn spliced(input: &[u8], r: &Repaired) -> Option<Vec<u8>> {
+fn spliced(input: &[u8], r: &Repaired, layout: Layout) -> Option<Vec<u8>> {
     let key = r.dialect.history_key();
     let obj = r.body.as_object()?;
     let spans = spans(input, key)?;
@@ -142,9 +173,17 @@ fn spliced(input: &[u8], r: &Repaired) -> Option<Vec<u8>> {
         };
         let at = span_of(key)?;
         out.extend_from_slice(&input[..at.start]);
-        history(input, &spans, obj.get(key)?, origin, &mut out)?;
+        let style = match layout {
+            Layout::Compact => Style::default(),
+            Layout::FollowInput => Style::of(input, at.clone(), spans.items.as_deref()?),
+        };
+        history(input, &spans, obj.get(key)?, origin, &style, &mut out)?;
         out.extend_from_slice(&input[at.end..]);
         return Some(out);
+    }
+    if layout == Layout::FollowInput {
+        // Member by member loses the input's layout around the members.
+        return None;
     }
     // A top-level member changed too: the object is written member by member, each
     // kept member's value copied.
@@ -156,7 +195,9 @@ fn spliced(input: &[u8], r: &Repaired) -> Option<Vec<u8>> {
         serde_json::to_writer(&mut out, k).ok()?;
         out.push(b':');
         match (&r.kept.history, span_of(k)) {
-            (Some(origin), _) if k == key => history(input, &spans, v, origin, &mut out)?,
+            (Some(origin), _) if k == key => {
+                history(input, &spans, v, origin, &Style::default(), &mut out)?
+            }
             (_, Some(at)) if !r.kept.members.contains(&k.as_str()) => {
                 out.extend_from_slice(&input[at]);
             }
@@ -167,13 +208,97 @@ fn spliced(input: &[u8], r: &Repaired) -> Option<Vec<u8>> {
     Some(out)
 }
 
+/// The white space a history array puts around and between its items, and how its
+/// items are indented: what a new item is written with. The default is compact.
+#[derive(Debug, Default)]
+struct Style<'a> {
+    /// Between `[` and the first item.
+    open: &'a [u8],
+    /// After the comma between two items.
+    between: &'a [u8],
+    /// Between the last item and `]`.
+    close: &'a [u8],
+    /// When the items span lines: the indentation of the lines an item's text continues
+    /// on (the items' own), and one level of nesting.
+    indent: Option<(&'a [u8], &'a [u8])>,
+}
+
+impl<'a> Style<'a> {
+    /// The style of the array at `at` in `input`, whose items are at `items`.
+    fn of(input: &'a [u8], at: Range<usize>, items: &[Range<usize>]) -> Style<'a> {
+        let (Some(first), Some(last)) = (items.first(), items.last()) else {
+            return Style::default();
+        };
+        let open = input.get(at.start + 1..first.start).unwrap_or_default();
+        let close = input
+            .get(last.end..at.end.saturating_sub(1))
+            .unwrap_or_default();
+        let between = match items.get(1) {
+            Some(second) => {
+                let gap = input.get(first.end..second.start).unwrap_or_default();
+                gap.iter()
+                    .position(|&b| b == b',')
+                    .map_or(gap, |comma| &gap[comma + 1..])
+            }
+            None => open,
+        };
+        // An item's own indentation: what follows the last line break before it.
+        let base = between
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map(|nl| &between[nl + 1..]);
+        // One level deeper: how the first item that spans lines indents its second line.
+        let indent = base.and_then(|base| {
+            items.iter().find_map(|item| {
+                let text = input.get(item.clone())?;
+                let nl = text.iter().position(|&b| b == b'\n')?;
+                let line = &text[nl + 1..];
+                let lead = line
+                    .iter()
+                    .position(|&b| b != b' ' && b != b'\t')
+                    .unwrap_or(line.len());
+                let lead = &line[..lead];
+                let unit = lead.strip_prefix(base)?;
+                (!unit.is_empty()).then_some((base, unit))
+            })
+        });
+        Style {
+            open,
+            between,
+            close,
+            indent,
+        }
+    }
+
+    /// Write `item` as a new item in this style.
+    fn item(&self, item: &Value, out: &mut Vec<u8>) -> Option<()> {
+        let Some((base, unit)) = self.indent else {
+            return serde_json::to_writer(&mut *out, item).ok();
+        };
+        let mut text = Vec::new();
+        let formatter = serde_json::ser::PrettyFormatter::with_indent(unit);
+        let mut ser = serde_json::Serializer::with_formatter(&mut text, formatter);
+        serde::Serialize::serialize(item, &mut ser).ok()?;
+        // The pretty text starts at column 0; its later lines move to the item's own.
+        for &b in &text {
+            out.push(b);
+            if b == b'\n' {
+                out.extend_from_slice(base);
+            }
+        }
+        Some(())
+    }
+}
+
 /// Write the repaired history `items`: each kept item copied from the input (a run of
-/// items kept in order with what lies between them), each other one written anew.
+/// items kept in order with what lies between them), each other one written anew in
+/// `style`.
 fn history(
     input: &[u8],
     spans: &Spans,
     items: &Value,
     origin: &[Option<usize>],
+    style: &Style<'_>,
     out: &mut Vec<u8>,
 ) -> Option<()> {
     let items = items.as_array()?;
@@ -182,6 +307,9 @@ fn history(
         return None;
     }
     out.push(b'[');
+    if !items.is_empty() {
+        out.extend_from_slice(style.open);
+    }
     let mut prev: Option<usize> = None;
     for (k, (item, &o)) in items.iter().zip(origin).enumerate() {
         match o {
@@ -191,17 +319,22 @@ fn history(
             Some(i) => {
                 if k > 0 {
                     out.push(b',');
+                    out.extend_from_slice(style.between);
                 }
                 out.extend_from_slice(input.get(was.get(i)?.clone())?);
             }
             None => {
                 if k > 0 {
                     out.push(b',');
+                    out.extend_from_slice(style.between);
                 }
-                serde_json::to_writer(&mut *out, item).ok()?;
+                style.item(item, out)?;
             }
         }
         prev = o;
+    }
+    if !items.is_empty() {
+        out.extend_from_slice(style.close);
     }
     out.push(b']');
     Some(())

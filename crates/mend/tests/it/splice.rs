@@ -1,9 +1,11 @@
 //! Repair from bytes writes its output by splicing: the output parses to exactly the body
 //! repair from the `Value` gives, and the items the repair kept are the input's bytes.
 //! Held on every data-driven case (`cases.rs`) and on damaged generated histories
-//! (`properties.rs`), each written compact and pretty.
+//! (`properties.rs`), each written compact and pretty; laid out like the input
+//! ([`Layout::FollowInput`], what `mend repair` writes), the output is what the input's
+//! writer makes of the repaired body.
 
-use mend::repair::{repair, repair_bytes, RepairOptions, RepairedBytes};
+use mend::repair::{repair, repair_bytes, splice_with, Layout, RepairOptions, RepairedBytes};
 use serde_json::Value;
 
 /// `Err` saying how repair from the bytes of `body` departs from repair of `body`.
@@ -11,7 +13,7 @@ pub fn agrees(body: &Value, opts: &RepairOptions) -> Result<(), String> {
     let tree = repair(body, opts).map_err(|e| e.to_string())?;
     let compact = serde_json::to_vec(body).map_err(|e| e.to_string())?;
     let pretty = serde_json::to_vec_pretty(body).map_err(|e| e.to_string())?;
-    for input in [compact, pretty] {
+    for (input, indented) in [(compact, false), (pretty, true)] {
         let (r, out) = match repair_bytes(&input, opts).map_err(|e| e.to_string())? {
             RepairedBytes::Ran(r, out) => (*r, out),
             RepairedBytes::AsIs(report) => {
@@ -48,6 +50,26 @@ pub fn agrees(body: &Value, opts: &RepairOptions) -> Result<(), String> {
                 "the spliced bytes read as\n{parsed}\nnot as the repaired\n{}",
                 tree.body
             ));
+        }
+        // Laid out like the input, the new items are written as the input's writer
+        // (serde_json, compact or pretty) writes them: the output is byte for byte what
+        // that writer makes of the repaired body.
+        let written = if indented {
+            serde_json::to_vec_pretty(&tree.body)
+        } else {
+            serde_json::to_vec(&tree.body)
+        }
+        .map_err(|e| e.to_string())?;
+        for layout in [Layout::FollowInput, Layout::Compact] {
+            let laid = splice_with(&input, &r, layout);
+            if (layout == Layout::FollowInput || !indented) && laid != written {
+                return Err(format!(
+                    "{layout:?} on {} input gave\n{}\nnot\n{}",
+                    if indented { "indented" } else { "compact" },
+                    String::from_utf8_lossy(&laid),
+                    String::from_utf8_lossy(&written)
+                ));
+            }
         }
         // Every kept item is the input's own text.
         let doc = mend::json::parse(&input).ok_or("the tape reader declined the input")?;
