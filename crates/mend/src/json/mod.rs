@@ -30,6 +30,7 @@ use std::ops::Range;
 
 mod parse;
 mod scan;
+mod value;
 mod view;
 
 #[cfg(test)]

@@ -67,13 +67,19 @@ impl RepairedBytes {
 /// assert_eq!(parsed, fixed.body);
 /// ```
 pub fn repair_bytes(bytes: &[u8], opts: &RepairOptions) -> Result<RepairedBytes, Error> {
+    let mut tree = None;
     if let Some(doc) = crate::json::parse(bytes) {
         let report = crate::check_doc(&doc, &opts.check)?;
         if report.valid() {
             return Ok(RepairedBytes::AsIs(report));
         }
+        // The tree from the tape the check read: no second parse of the bytes.
+        tree = doc.root().to_value();
     }
-    let body = crate::parse_body(bytes)?;
+    let body = match tree {
+        Some(body) => body,
+        None => crate::parse_body(bytes)?,
+    };
     let fixed = repair_owned(body, opts)?;
     let out = fixed.changed().then(|| splice(bytes, &fixed));
     Ok(RepairedBytes::Ran(Box::new(fixed), out))

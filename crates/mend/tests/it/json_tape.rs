@@ -1,38 +1,32 @@
 //! The tape reader (`mend::json`) against serde_json: on generated JSON and on fuzzed
-//! bytes it accepts only what serde_json accepts, reads it as the same value, and
+//! bytes it accepts only what serde_json accepts, reads it as the same value (the tree
+//! `Node::to_value` builds equals serde_json's, member order included), and
 //! declines valid JSON only for the reasons it documents (duplicate or escaped keys).
 
-use mend::json::{parse, Kind, Node};
+use mend::json::parse;
 use proptest::prelude::*;
-use serde_json::{Map, Value};
-
-/// The tape's value as a serde_json `Value`, to compare with serde_json's own reading.
-fn to_value(n: Node) -> Value {
-    match n.kind() {
-        Kind::Null => Value::Null,
-        Kind::Bool => Value::Bool(n.as_bool().expect("bool")),
-        Kind::Number => serde_json::from_str(n.number_text().expect("number")).expect("number"),
-        Kind::String => Value::String(n.to_str().expect("string").into_owned()),
-        Kind::Array => Value::Array(n.items().map(to_value).collect()),
-        Kind::Object => {
-            let mut m = Map::new();
-            for (k, v) in n.members() {
-                m.insert(k.to_string(), to_value(v));
-            }
-            Value::Object(m)
-        }
-    }
-}
+use serde_json::Value;
 
 fn same_as_serde(bytes: &[u8]) {
     let serde = serde_json::from_slice::<Value>(bytes);
     match (parse(bytes), serde) {
-        (Some(doc), Ok(v)) => assert_eq!(
-            to_value(doc.root()),
-            v,
-            "{:?}",
-            String::from_utf8_lossy(bytes)
-        ),
+        (Some(doc), Ok(v)) => {
+            // The tree built from the tape (what repair from bytes uses) is serde_json's,
+            // members in the same order.
+            let tree = doc.root().to_value();
+            assert_eq!(
+                tree.as_ref(),
+                Some(&v),
+                "{:?}",
+                String::from_utf8_lossy(bytes)
+            );
+            assert_eq!(
+                serde_json::to_vec(&tree).ok(),
+                serde_json::to_vec(&v).ok(),
+                "member order: {:?}",
+                String::from_utf8_lossy(bytes)
+            );
+        }
         (Some(_), Err(e)) => panic!(
             "tape accepts what serde_json rejects ({e}): {:?}",
             String::from_utf8_lossy(bytes)
@@ -95,7 +89,9 @@ proptest! {
         let doc = parse(text.as_bytes());
         prop_assert!(doc.is_some(), "declined valid JSON: {}", text);
         if let Some(doc) = doc {
-            prop_assert_eq!(to_value(doc.root()), v);
+            let tree = doc.root().to_value();
+            prop_assert_eq!(tree.as_ref(), Some(&v));
+            prop_assert_eq!(serde_json::to_string(&tree).ok(), serde_json::to_string(&v).ok());
         }
     }
 
