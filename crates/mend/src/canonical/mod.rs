@@ -41,6 +41,7 @@
 //! assert_eq!(conv.to_request(Dialect::OpenAiChat).unwrap(), body);
 //! ```
 
+use crate::json::Field;
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
@@ -678,7 +679,7 @@ pub(crate) fn user_or_assistant(v: &Value) -> Result<(&Map<String, Value>, Role)
             v.clone(),
         )));
     };
-    match o.get("role").and_then(Value::as_str) {
+    match o.field("role").and_then(Value::as_str) {
         Some("user") => Ok((o, Role::User)),
         Some("assistant") => Ok((o, Role::Assistant)),
         Some(other) => Err(Box::new(Message::verbatim(

@@ -1,6 +1,7 @@
 //! Carrying a source history's parts to what the target can hold, and reshaping its turns
 //! into the target's structure.
 
+use crate::json::Field;
 use std::collections::{HashMap, HashSet};
 
 use base64::engine::general_purpose::STANDARD as BASE64;
@@ -82,7 +83,7 @@ impl Carrier<'_> {
         if m.is_verbatim() {
             let what = m
                 .verbatim_value()
-                .and_then(|v| v.get("type"))
+                .and_then(|v| v.field("type"))
                 .and_then(Value::as_str)
                 .unwrap_or("item");
             let detail = format!(
@@ -893,7 +894,7 @@ fn carries_nothing(v: &Value) -> bool {
 
 /// What an opaque part is, for a note.
 fn opaque_kind(v: &Value) -> String {
-    if let Some(t) = v.get("type").and_then(Value::as_str) {
+    if let Some(t) = v.field("type").and_then(Value::as_str) {
         return t.to_string();
     }
     match v.as_object().and_then(|o| o.keys().next()) {
@@ -920,5 +921,5 @@ fn short(url: &str) -> String {
 /// The value of a Converse `{"json": value}` tool result block.
 fn converse_json(v: &Value) -> Option<&Value> {
     let o = v.as_object()?;
-    (o.len() == 1).then(|| o.get("json")).flatten()
+    (o.len() == 1).then(|| o.field("json")).flatten()
 }

@@ -61,6 +61,7 @@
 //! assert_eq!(out.body["messages"][2]["content"][0]["type"], "tool_result");
 //! ```
 
+use crate::json::Field;
 use std::borrow::Cow;
 
 use serde::Serialize;
@@ -333,7 +334,7 @@ pub fn convert(
     let source_model = opts
         .source_model
         .as_deref()
-        .or_else(|| body.get("model").and_then(Value::as_str));
+        .or_else(|| body.field("model").and_then(Value::as_str));
     let model = if from == to {
         opts.model.as_deref().or(source_model).map(str::to_string)
     } else {
@@ -527,8 +528,8 @@ fn plain_text_as_string(body: &mut Value) {
         };
         let text = match content.as_array().map(Vec::as_slice) {
             Some([part]) => match part.as_object() {
-                Some(o) if o.len() == 2 && o.get("type") == Some(&Value::from("text")) => {
-                    o.get("text").and_then(Value::as_str).map(str::to_string)
+                Some(o) if o.len() == 2 && o.field("type") == Some(&Value::from("text")) => {
+                    o.field("text").and_then(Value::as_str).map(str::to_string)
                 }
                 _ => None,
             },

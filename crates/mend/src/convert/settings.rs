@@ -36,6 +36,7 @@
 //! writer of them is in its folder (`dialect/<d>/settings.rs`; OpenAI chat and Responses
 //! share one, in `dialect/openai_chat/settings.rs`).
 
+use crate::json::Field;
 use serde_json::{json, Map, Value};
 
 use super::{ConvertOptions, Note, NoteKind};
@@ -120,8 +121,8 @@ impl Thinking {
         let o = v.as_object()?;
         let known = o.keys().all(|k| k == "type" || k == "budget_tokens");
         match (
-            o.get("type").and_then(Value::as_str),
-            o.get("budget_tokens"),
+            o.field("type").and_then(Value::as_str),
+            o.field("budget_tokens"),
         ) {
             (Some("enabled"), Some(b)) if known => b.as_u64().map(Thinking::Budget),
             (Some("disabled"), None) if known => Some(Thinking::Off),
@@ -177,7 +178,7 @@ impl Reader<'_> {
 
     pub(crate) fn tool(&mut self, path: String, t: &Value) {
         let kind = t
-            .get("type")
+            .field("type")
             .and_then(Value::as_str)
             .map(str::to_string)
             .or_else(|| t.as_object().and_then(|o| o.keys().next().cloned()))
@@ -335,7 +336,7 @@ impl Writer<'_> {
             other => other,
         };
         let v = match given {
-            Some(v) if v.get("budget_tokens").and_then(Value::as_u64) == Some(b) => v,
+            Some(v) if v.field("budget_tokens").and_then(Value::as_u64) == Some(b) => v,
             _ => json!({"type": "enabled", "budget_tokens": b}),
         };
         (Some(v), max)

@@ -1,6 +1,7 @@
 //! Anthropic top-level settings <-> the neutral [`Settings`](crate::convert::settings)
 //! convert carries.
 
+use crate::json::Field;
 use serde_json::{json, Map, Value};
 
 use crate::canonical::Extra;
@@ -27,29 +28,31 @@ pub(crate) fn read(req: &Extra, r: &mut Reader) -> Settings {
             "thinking" => s.thinking = Some(Thinking::Claude(v.clone())),
             "tools" => {
                 for (i, t) in v.as_array().into_iter().flatten().enumerate() {
-                    let custom =
-                        matches!(t.get("type").and_then(Value::as_str), None | Some("custom"));
-                    match t.get("name").and_then(Value::as_str) {
+                    let custom = matches!(
+                        t.field("type").and_then(Value::as_str),
+                        None | Some("custom")
+                    );
+                    match t.field("name").and_then(Value::as_str) {
                         Some(name) if custom => s.tools.push(Function {
                             name: name.to_string(),
-                            description: t.get("description").cloned(),
-                            parameters: t.get("input_schema").cloned(),
-                            strict: t.get("strict").cloned(),
+                            description: t.field("description").cloned(),
+                            parameters: t.field("input_schema").cloned(),
+                            strict: t.field("strict").cloned(),
                         }),
                         _ => r.tool(format!("{path}/{i}"), t),
                     }
                 }
             }
             "tool_choice" => {
-                let name = v.get("name").and_then(Value::as_str);
-                s.tool_choice = match (v.get("type").and_then(Value::as_str), name) {
+                let name = v.field("name").and_then(Value::as_str);
+                s.tool_choice = match (v.field("type").and_then(Value::as_str), name) {
                     (Some("auto"), _) => Some(Choice::Auto),
                     (Some("any"), _) => Some(Choice::Required),
                     (Some("none"), _) => Some(Choice::None),
                     (Some("tool"), Some(n)) => Some(Choice::Function(n.to_string())),
                     _ => None,
                 };
-                if let Some(Value::Bool(d)) = v.get("disable_parallel_tool_use") {
+                if let Some(Value::Bool(d)) = v.field("disable_parallel_tool_use") {
                     s.parallel = Some(!d);
                 }
             }
@@ -90,7 +93,7 @@ impl Writer<'_> {
                 // With a thinking budget, the limit must exceed it.
                 let budget = thinking
                     .as_ref()
-                    .and_then(|t| t.get("budget_tokens"))
+                    .and_then(|t| t.field("budget_tokens"))
                     .and_then(Value::as_u64);
                 let (max, why) = match budget {
                     Some(b) if b >= DEFAULT_MAX_TOKENS => (

@@ -1,6 +1,7 @@
 //! Gemini top-level settings (`generationConfig`, `toolConfig`, function declarations)
 //! <-> the neutral [`Settings`](crate::convert::settings) convert carries.
 
+use crate::json::Field;
 use serde_json::{json, Map, Value};
 
 use crate::canonical::Extra;
@@ -85,18 +86,18 @@ pub(crate) fn read(req: &Extra, r: &mut Reader) -> Settings {
                             continue;
                         }
                         for (j, d) in tv.as_array().into_iter().flatten().enumerate() {
-                            let Some(name) = d.get("name").and_then(Value::as_str) else {
+                            let Some(name) = d.field("name").and_then(Value::as_str) else {
                                 r.tool(format!("{path}/{i}/{}/{j}", escape(tk)), d);
                                 continue;
                             };
                             let parameters = d
-                                .get("parametersJsonSchema")
-                                .or_else(|| d.get("parameters_json_schema"))
+                                .field("parametersJsonSchema")
+                                .or_else(|| d.field("parameters_json_schema"))
                                 .cloned()
-                                .or_else(|| d.get("parameters").map(json_schema_of_gemini));
+                                .or_else(|| d.field("parameters").map(json_schema_of_gemini));
                             s.tools.push(Function {
                                 name: name.to_string(),
-                                description: d.get("description").cloned(),
+                                description: d.field("description").cloned(),
                                 parameters,
                                 strict: None,
                             });
@@ -106,13 +107,13 @@ pub(crate) fn read(req: &Extra, r: &mut Reader) -> Settings {
             }
             "toolConfig" => {
                 let fcc = v
-                    .get("functionCallingConfig")
-                    .or_else(|| v.get("function_calling_config"));
-                let mode = fcc.and_then(|c| c.get("mode")).and_then(Value::as_str);
+                    .field("functionCallingConfig")
+                    .or_else(|| v.field("function_calling_config"));
+                let mode = fcc.and_then(|c| c.field("mode")).and_then(Value::as_str);
                 let allowed = fcc
                     .and_then(|c| {
-                        c.get("allowedFunctionNames")
-                            .or_else(|| c.get("allowed_function_names"))
+                        c.field("allowedFunctionNames")
+                            .or_else(|| c.field("allowed_function_names"))
                     })
                     .and_then(Value::as_array);
                 s.tool_choice = match (mode, allowed.map(Vec::as_slice)) {

@@ -11,6 +11,7 @@
 //! opaque `tool_calls` entry), [`Form::Verbatim`] (a message that is not an object with a
 //! string `role`). Keys that hold nothing (`null`, `[]`) stay in `extra`.
 
+use crate::json::Field;
 use serde_json::{Map, Value};
 
 use crate::canonical::{
@@ -54,7 +55,7 @@ pub(crate) fn read_message(v: &Value) -> Message {
     let Some(m) = v.as_object() else {
         return Message::verbatim(unknown_role(), v.clone());
     };
-    let Some(wire_role) = m.get("role").and_then(Value::as_str) else {
+    let Some(wire_role) = m.field("role").and_then(Value::as_str) else {
         return Message::verbatim(unknown_role(), v.clone());
     };
     let legacy = wire_role == "function";
@@ -64,7 +65,7 @@ pub(crate) fn read_message(v: &Value) -> Message {
         Role::from_name(wire_role)
     };
     let answers = matches!(role, Role::Tool);
-    let details_readable = match m.get("reasoning_details") {
+    let details_readable = match m.field("reasoning_details") {
         Some(Value::Array(a)) => !a.is_empty() && a.iter().all(Value::is_object),
         _ => false,
     };
@@ -147,8 +148,8 @@ fn tool_content(v: &Value) -> ToolContent {
 
 fn legacy_call(v: &Value) -> Option<ToolCall> {
     let o = v.as_object()?;
-    let name = o.get("name")?.as_str()?;
-    let arguments = o.get("arguments")?.as_str()?;
+    let name = o.field("name")?.as_str()?;
+    let arguments = o.field("arguments")?.as_str()?;
     if o.len() != 2 {
         return None;
     }
@@ -190,12 +191,12 @@ fn read_tool_call(v: &Value) -> Part {
     let Some(o) = v.as_object() else {
         return opaque();
     };
-    let Some(f) = o.get("function").and_then(Value::as_object) else {
+    let Some(f) = o.field("function").and_then(Value::as_object) else {
         return opaque();
     };
     let (Some(name), Some(arguments)) = (
-        f.get("name").and_then(Value::as_str),
-        f.get("arguments").and_then(Value::as_str),
+        f.field("name").and_then(Value::as_str),
+        f.field("arguments").and_then(Value::as_str),
     ) else {
         return opaque();
     };
@@ -230,9 +231,9 @@ pub(crate) fn read_content_part(v: &Value) -> Part {
     let Some(o) = v.as_object() else {
         return opaque();
     };
-    match o.get("type").and_then(Value::as_str) {
+    match o.field("type").and_then(Value::as_str) {
         Some("text") => {
-            let Some(text) = o.get("text").and_then(Value::as_str) else {
+            let Some(text) = o.field("text").and_then(Value::as_str) else {
                 return opaque();
             };
             Part::Text(Text {
@@ -242,13 +243,13 @@ pub(crate) fn read_content_part(v: &Value) -> Part {
             })
         }
         Some("image_url") => {
-            let Some(img) = o.get("image_url").and_then(Value::as_object) else {
+            let Some(img) = o.field("image_url").and_then(Value::as_object) else {
                 return opaque();
             };
-            let Some(url) = img.get("url").and_then(Value::as_str) else {
+            let Some(url) = img.field("url").and_then(Value::as_str) else {
                 return opaque();
             };
-            let detail = match img.get("detail") {
+            let detail = match img.field("detail") {
                 None => None,
                 Some(Value::String(d)) => Some(d.clone()),
                 Some(_) => return opaque(),
@@ -271,7 +272,7 @@ pub(crate) fn read_content_part(v: &Value) -> Part {
             Part::Image(media)
         }
         Some("file") => {
-            let Some(file) = o.get("file").and_then(Value::as_object) else {
+            let Some(file) = o.field("file").and_then(Value::as_object) else {
                 return opaque();
             };
             let mut media = Media {

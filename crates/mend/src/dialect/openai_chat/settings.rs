@@ -2,6 +2,7 @@
 //! [`Settings`](crate::convert::settings) convert carries: the same settings under
 //! slightly different names (`chat` says which).
 
+use crate::json::Field;
 use serde_json::{json, Map, Value};
 
 use crate::canonical::Extra;
@@ -81,16 +82,16 @@ pub(crate) fn read(req: &Extra, r: &mut Reader) -> Settings {
 }
 
 fn openai_function(t: &Value, chat: bool) -> Option<Function> {
-    if t.get("type").and_then(Value::as_str) != Some("function") {
+    if t.field("type").and_then(Value::as_str) != Some("function") {
         return None;
     }
-    let f = if chat { t.get("function")? } else { t };
+    let f = if chat { t.field("function")? } else { t };
     Some(Function {
-        name: f.get("name")?.as_str()?.to_string(),
-        description: f.get("description").cloned(),
-        parameters: f.get("parameters").cloned(),
+        name: f.field("name")?.as_str()?.to_string(),
+        description: f.field("description").cloned(),
+        parameters: f.field("parameters").cloned(),
         // A Responses function tool is strict unless it says otherwise; a chat one is not.
-        strict: match f.get("strict") {
+        strict: match f.field("strict") {
             None | Some(Value::Null) if !chat => Some(Value::Bool(true)),
             other => other.cloned(),
         },
@@ -101,10 +102,13 @@ fn openai_function(t: &Value, chat: bool) -> Option<Function> {
 /// `text.format` (the schema's fields beside `type`).
 fn read_format(v: &Value) -> Option<Format> {
     let o = v.as_object()?;
-    let inner = o.get("json_schema").and_then(Value::as_object).unwrap_or(o);
+    let inner = o
+        .field("json_schema")
+        .and_then(Value::as_object)
+        .unwrap_or(o);
     let known =
         |o: &Map<String, Value>, keys: &[&str]| o.keys().all(|k| keys.contains(&k.as_str()));
-    match o.get("type").and_then(Value::as_str)? {
+    match o.field("type").and_then(Value::as_str)? {
         "text" if o.len() == 1 => Some(Format::Text),
         "json_object" if o.len() == 1 => Some(Format::JsonObject),
         "json_schema"
@@ -121,10 +125,10 @@ fn read_format(v: &Value) -> Option<Format> {
             ) && known(inner, &["type", "name", "description", "schema", "strict"]) =>
         {
             Some(Format::JsonSchema(Box::new(Schema {
-                name: inner.get("name").cloned(),
-                description: inner.get("description").cloned(),
-                schema: inner.get("schema").cloned(),
-                strict: inner.get("strict").cloned(),
+                name: inner.field("name").cloned(),
+                description: inner.field("description").cloned(),
+                schema: inner.field("schema").cloned(),
+                strict: inner.field("strict").cloned(),
             })))
         }
         _ => None,
@@ -172,9 +176,9 @@ fn openai_choice(v: &Value, chat: bool) -> Option<Choice> {
             "required" => Some(Choice::Required),
             _ => None,
         },
-        Value::Object(o) if o.get("type").and_then(Value::as_str) == Some("function") => {
-            let f = if chat { o.get("function")? } else { v };
-            Some(Choice::Function(f.get("name")?.as_str()?.to_string()))
+        Value::Object(o) if o.field("type").and_then(Value::as_str) == Some("function") => {
+            let f = if chat { o.field("function")? } else { v };
+            Some(Choice::Function(f.field("name")?.as_str()?.to_string()))
         }
         _ => None,
     }
