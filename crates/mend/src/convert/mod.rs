@@ -485,19 +485,13 @@ struct Fixed<'a> {
 /// copy of a body (the size of the conversation) is the largest cost of a conversion
 /// after the check itself. A body with errors goes through [`repair::repair`].
 fn repaired<'a>(body: Cow<'a, Value>, opts: &RepairOptions) -> Result<Fixed<'a>, Error> {
-    let warnings = {
-        let analysis = crate::analyze(&body, &opts.check)?;
-        if analysis
-            .violations
-            .iter()
-            .any(|v| v.severity == Severity::Error)
-        {
-            None
-        } else {
-            Some(analysis.violations)
-        }
-    };
-    if let Some(warnings) = warnings {
+    let analysis = crate::analyze(&body, &opts.check)?;
+    if !analysis
+        .violations
+        .iter()
+        .any(|v| v.severity == Severity::Error)
+    {
+        let warnings = analysis.violations;
         return Ok(Fixed {
             body,
             edits: Vec::new(),
@@ -506,7 +500,8 @@ fn repaired<'a>(body: Cow<'a, Value>, opts: &RepairOptions) -> Result<Fixed<'a>,
             held_back: Vec::new(),
         });
     }
-    let fixed = repair::repair(&body, opts)?;
+    // Repair's first pass plans from this check rather than making it again.
+    let fixed = repair::repair_analyzed(&body, opts, Some(analysis))?;
     Ok(Fixed {
         body: Cow::Owned(fixed.body),
         edits: fixed.edits,
