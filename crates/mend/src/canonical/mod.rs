@@ -485,6 +485,33 @@ impl Conversation {
     /// Read a request body of `dialect`. Only a body that is not a JSON object fails:
     /// anything else is kept, modeled or verbatim.
     pub fn from_request(dialect: Dialect, body: &Value) -> Result<Conversation, ReadError> {
+        Conversation::read(dialect, body, RequestCopy::Values)
+    }
+
+    /// [`from_request`](Self::from_request), the request's members held by key alone
+    /// (`Null`): for a reader of the request's settings that reads them from `body`
+    /// itself (convert), which then need not be copied (tool declarations, schemas).
+    pub(crate) fn from_request_keys(
+        dialect: Dialect,
+        body: &Value,
+    ) -> Result<Conversation, ReadError> {
+        Conversation::read(dialect, body, RequestCopy::Keys)
+    }
+
+    /// The request's members of a conversation read by
+    /// [`from_request_keys`](Self::from_request_keys) from `body`: their keys, in order,
+    /// with their values in `body`.
+    pub(crate) fn request_in<'v>(
+        &'v self,
+        body: &'v Value,
+    ) -> impl Iterator<Item = (&'v String, &'v Value)> + 'v {
+        let obj = body.as_object();
+        self.request
+            .keys()
+            .filter_map(move |k| Some((k, obj?.field(k)?)))
+    }
+
+    fn read(dialect: Dialect, body: &Value, copy: RequestCopy) -> Result<Conversation, ReadError> {
         let Some(obj) = body.as_object() else {
             return Err(ReadError::NotAnObject {
                 dialect,
@@ -492,11 +519,11 @@ impl Conversation {
             });
         };
         let mut conv = match dialect {
-            Dialect::OpenAiChat => openai_chat::read_request(obj),
-            Dialect::OpenAiResponses => openai_responses::read_request(obj),
-            Dialect::Anthropic => anthropic::read_request(obj),
-            Dialect::Gemini => gemini::read_request(obj),
-            Dialect::BedrockConverse => bedrock_converse::read_request(obj),
+            Dialect::OpenAiChat => openai_chat::read_request(obj, copy),
+            Dialect::OpenAiResponses => openai_responses::read_request(obj, copy),
+            Dialect::Anthropic => anthropic::read_request(obj, copy),
+            Dialect::Gemini => gemini::read_request(obj, copy),
+            Dialect::BedrockConverse => bedrock_converse::read_request(obj, copy),
         };
         conv.dialect = Some(dialect);
         Ok(conv)
@@ -567,6 +594,24 @@ impl Conversation {
 }
 
 /// What a writer may use of the conversation's wire knowledge.
+/// How a reader keeps the request's top-level members (everything but the history).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RequestCopy {
+    /// Copied, as the body has them.
+    Values,
+    /// By key alone, each value `Null`: the caller reads the values from the body.
+    Keys,
+}
+
+impl RequestCopy {
+    pub(crate) fn of(self, v: &Value) -> Value {
+        match self {
+            RequestCopy::Values => v.clone(),
+            RequestCopy::Keys => Value::Null,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Writer {
     /// The conversation was read from the dialect being written: extras and forms apply.
@@ -778,6 +823,47 @@ pub(crate) fn compact(v: &Value) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// Every body of `cases/`, read in its dialect and in every other (so that the
+    /// readers' other branches run too): read by key, the conversation is the one read
+    /// with copies, but for the request's values, which `request_in` finds in the body
+    /// as the copying read has them, in the same order.
+    #[test]
+    fn a_read_by_key_finds_the_request_the_copying_read_holds() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../cases");
+        let mut bodies = Vec::new();
+        for d in Dialect::ALL {
+            for rule in std::fs::read_dir(root.join(d.name())).expect("cases/<dialect>") {
+                let rule = rule.expect("an entry").path();
+                for f in std::fs::read_dir(&rule).into_iter().flatten() {
+                    let f = f.expect("an entry").path();
+                    let case: Value = serde_json::from_slice(&std::fs::read(&f).expect("readable"))
+                        .expect("JSON");
+                    if let Some(b) = case.get("body") {
+                        bodies.push(b.clone());
+                    }
+                }
+            }
+        }
+        assert!(bodies.len() > 100, "{} case bodies", bodies.len());
+        for body in &bodies {
+            for d in Dialect::ALL {
+                let (Ok(copied), Ok(keyed)) = (
+                    Conversation::from_request(d, body),
+                    Conversation::from_request_keys(d, body),
+                ) else {
+                    continue;
+                };
+                let found: Vec<(&String, &Value)> = keyed.request_in(body).collect();
+                let held: Vec<(&String, &Value)> = copied.request.iter().collect();
+                assert_eq!(found, held, "{d}: {body}");
+                assert!(keyed.request.values().all(Value::is_null));
+                let mut keyed = keyed.clone();
+                keyed.request = copied.request.clone();
+                assert_eq!(keyed, copied, "{d}: {body}");
+            }
+        }
+    }
 
     #[test]
     fn the_json_form_is_versioned() {

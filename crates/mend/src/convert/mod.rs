@@ -447,10 +447,19 @@ fn carry_and_write(
     profile: &'static Profile,
     notes: &mut Vec<Note>,
 ) -> Result<Value, ConvertError> {
-    let mut conv = Conversation::from_request(from, source)?;
+    // The request's members stay in `source`, where the settings read them.
+    let mut conv = Conversation::from_request_keys(from, source)?;
     let paths = paths::SourcePaths::new(from, &conv);
     let shaped = messages::carry(source, &mut conv, &paths, to, profile, notes);
-    let request = settings::convert_settings(&conv, from, to, opts, model, profile, notes);
+    let request = settings::convert_settings(
+        conv.request_in(source),
+        from,
+        to,
+        opts,
+        model,
+        profile,
+        notes,
+    );
     let out = Conversation {
         dialect: None,
         form: None,

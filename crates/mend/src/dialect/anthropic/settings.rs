@@ -4,16 +4,18 @@
 use crate::json::Field;
 use serde_json::{json, Map, Value};
 
-use crate::canonical::Extra;
 use crate::chain::escape;
 use crate::convert::settings::{
-    put_opt, Choice, Function, Reader, Settings, Thinking, Writer, DEFAULT_MAX_TOKENS,
+    object, put_opt, Choice, Function, Reader, Settings, Thinking, Writer, DEFAULT_MAX_TOKENS,
 };
 use crate::convert::{ConvertOptions, Note, NoteKind};
 
 /// The request's top-level fields as neutral settings; what has no place there is
 /// reported lost through `r`.
-pub(crate) fn read(req: &Extra, r: &mut Reader) -> Settings {
+pub(crate) fn read<'v>(
+    req: impl IntoIterator<Item = (&'v String, &'v Value)>,
+    r: &mut Reader,
+) -> Settings {
     let mut s = Settings::default();
     for (k, v) in req {
         let path = format!("/{}", escape(k));
@@ -153,7 +155,7 @@ impl Writer<'_> {
             }
         }
         self.put("tool_choice", choice);
-        self.put("metadata", s.user.map(|u| json!({ "user_id": u })));
+        self.put("metadata", s.user.map(|u| object([("user_id", u)])));
         self.drop("seed", s.seed);
         self.drop("presence_penalty", s.presence_penalty);
         self.drop("frequency_penalty", s.frequency_penalty);

@@ -21,10 +21,10 @@ use serde_json::{json, Map, Value};
 
 use crate::canonical::{
     arguments_value, compact, rest, with_history, Conversation, Form, Media, Message, Opaque, Part,
-    Reasoning, Role, ToolCall, ToolContent, ToolResult, WriteError, Writer,
+    Reasoning, RequestCopy, Role, ToolCall, ToolContent, ToolResult, WriteError, Writer,
 };
 
-pub(crate) fn read_request(obj: &Map<String, Value>) -> Conversation {
+pub(crate) fn read_request(obj: &Map<String, Value>, copy: RequestCopy) -> Conversation {
     let mut conv = Conversation::default();
     let mut has_history = false;
     let mut system = None;
@@ -41,7 +41,7 @@ pub(crate) fn read_request(obj: &Map<String, Value>) -> Conversation {
                 ));
             }
             _ => {
-                conv.request.insert(k.clone(), v.clone());
+                conv.request.insert(k.clone(), copy.of(v));
             }
         }
     }

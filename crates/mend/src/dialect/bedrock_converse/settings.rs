@@ -7,17 +7,20 @@
 //! is: Claude's `thinking` and `top_k`, gpt-oss's `reasoning_effort`; top_k and the
 //! effort are written there only for the models that take them.
 
+use crate::convert::settings::object;
 use crate::json::Field;
 use serde_json::{json, Map, Value};
 
-use crate::canonical::Extra;
 use crate::chain::escape;
 use crate::convert::settings::{put_opt, Choice, Function, Reader, Settings, Thinking, Writer};
 use crate::convert::{Note, NoteKind};
 
 /// The request's top-level fields as neutral settings; what has no place there is
 /// reported lost through `r`.
-pub(crate) fn read(req: &Extra, r: &mut Reader) -> Settings {
+pub(crate) fn read<'v>(
+    req: impl IntoIterator<Item = (&'v String, &'v Value)>,
+    r: &mut Reader,
+) -> Settings {
     let mut s = Settings::default();
     for (k, v) in req {
         let path = format!("/{}", escape(k));
@@ -188,9 +191,9 @@ impl Writer<'_> {
                     let schema = f
                         .parameters
                         .unwrap_or_else(|| json!({"type": "object", "properties": {}}));
-                    o.insert("inputSchema".into(), json!({ "json": schema }));
+                    o.insert("inputSchema".into(), object([("json", schema)]));
                     put_opt(&mut o, "strict", f.strict);
-                    json!({ "toolSpec": o })
+                    object([("toolSpec", Value::Object(o))])
                 })
                 .collect();
             let mut tc = Map::new();

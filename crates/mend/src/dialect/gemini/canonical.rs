@@ -19,10 +19,11 @@ use serde_json::{Map, Value};
 
 use crate::canonical::{
     arguments_value, compact, with_history, Conversation, Extra, Form, Media, Message, Opaque,
-    Part, Reasoning, Role, Text, ToolCall, ToolContent, ToolResult, WriteError, Writer,
+    Part, Reasoning, RequestCopy, Role, Text, ToolCall, ToolContent, ToolResult, WriteError,
+    Writer,
 };
 
-pub(crate) fn read_request(obj: &Map<String, Value>) -> Conversation {
+pub(crate) fn read_request(obj: &Map<String, Value>, copy: RequestCopy) -> Conversation {
     let mut conv = Conversation::default();
     let mut has_history = false;
     let mut system = None;
@@ -51,7 +52,7 @@ pub(crate) fn read_request(obj: &Map<String, Value>) -> Conversation {
                 system = Some(m);
             }
             _ => {
-                conv.request.insert(k.clone(), v.clone());
+                conv.request.insert(k.clone(), copy.of(v));
             }
         }
     }

@@ -4,10 +4,9 @@
 use crate::json::Field;
 use serde_json::{json, Map, Value};
 
-use crate::canonical::Extra;
 use crate::chain::escape;
 use crate::convert::settings::{
-    put_opt, Choice, Format, Function, Reader, Schema, Settings, Thinking, Writer,
+    object, put_opt, Choice, Format, Function, Reader, Schema, Settings, Thinking, Writer,
 };
 use crate::convert::{Note, NoteKind};
 
@@ -30,7 +29,10 @@ fn camel(k: &str) -> String {
 
 /// The request's top-level fields as neutral settings; what has no place there is
 /// reported lost through `r`.
-pub(crate) fn read(req: &Extra, r: &mut Reader) -> Settings {
+pub(crate) fn read<'v>(
+    req: impl IntoIterator<Item = (&'v String, &'v Value)>,
+    r: &mut Reader,
+) -> Settings {
     let mut s = Settings::default();
     for (k, v) in req {
         let path = format!("/{}", escape(k));
@@ -374,8 +376,13 @@ impl Writer<'_> {
                     Value::Object(o)
                 })
                 .collect();
-            self.out
-                .insert("tools".into(), json!([{ "functionDeclarations": decls }]));
+            self.out.insert(
+                "tools".into(),
+                Value::Array(vec![object([(
+                    "functionDeclarations",
+                    Value::Array(decls),
+                )])]),
+            );
         }
         if let Some(c) = s.tool_choice {
             let fcc = match c {
@@ -384,8 +391,10 @@ impl Writer<'_> {
                 Choice::Required => json!({"mode": "ANY"}),
                 Choice::Function(n) => json!({"mode": "ANY", "allowedFunctionNames": [n]}),
             };
-            self.out
-                .insert("toolConfig".into(), json!({ "functionCallingConfig": fcc }));
+            self.out.insert(
+                "toolConfig".into(),
+                object([("functionCallingConfig", fcc)]),
+            );
         }
         if s.parallel == Some(false) {
             self.drop("parallel_tool_calls", Some(Value::Bool(false)));

@@ -16,10 +16,10 @@ use serde_json::{Map, Value};
 
 use crate::canonical::{
     data_url, rest, split_data_url, with_history, Conversation, Form, Media, Message, Opaque, Part,
-    Reasoning, Role, Text, ToolCall, ToolContent, ToolResult, WriteError, Writer,
+    Reasoning, RequestCopy, Role, Text, ToolCall, ToolContent, ToolResult, WriteError, Writer,
 };
 
-pub(crate) fn read_request(obj: &Map<String, Value>) -> Conversation {
+pub(crate) fn read_request(obj: &Map<String, Value>, copy: RequestCopy) -> Conversation {
     let mut conv = Conversation::default();
     let mut has_history = false;
     for (k, v) in obj {
@@ -27,7 +27,7 @@ pub(crate) fn read_request(obj: &Map<String, Value>) -> Conversation {
             conv.messages = msgs.iter().map(read_message).collect();
             has_history = true;
         } else {
-            conv.request.insert(k.clone(), v.clone());
+            conv.request.insert(k.clone(), copy.of(v));
         }
     }
     if !has_history {

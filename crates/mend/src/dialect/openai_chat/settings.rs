@@ -5,17 +5,19 @@
 use crate::json::Field;
 use serde_json::{json, Map, Value};
 
-use crate::canonical::Extra;
 use crate::chain::escape;
 use crate::convert::settings::{
-    put_opt, Choice, Format, Function, Reader, Schema, Settings, Writer,
+    object, put_opt, Choice, Format, Function, Reader, Schema, Settings, Writer,
 };
 use crate::convert::{Note, NoteKind};
 use crate::{Dialect, Profile};
 
 /// The request's top-level fields as neutral settings; what has no place there is
 /// reported lost through `r`.
-pub(crate) fn read(req: &Extra, r: &mut Reader) -> Settings {
+pub(crate) fn read<'v>(
+    req: impl IntoIterator<Item = (&'v String, &'v Value)>,
+    r: &mut Reader,
+) -> Settings {
     let chat = r.from == Dialect::OpenAiChat;
     let mut s = Settings::default();
     for (k, v) in req {
@@ -159,7 +161,10 @@ fn format_value(f: Format, chat: bool, named: &mut bool) -> Value {
             put_opt(&mut o, "schema", schema);
             put_opt(&mut o, "strict", strict);
             if chat {
-                json!({"type": "json_schema", "json_schema": o})
+                object([
+                    ("type", "json_schema".into()),
+                    ("json_schema", Value::Object(o)),
+                ])
             } else {
                 o.insert("type".into(), "json_schema".into());
                 Value::Object(o)
@@ -228,7 +233,7 @@ impl Writer<'_> {
                     };
                     put_opt(&mut o, "strict", strict);
                     if chat {
-                        json!({"type": "function", "function": o})
+                        object([("type", "function".into()), ("function", Value::Object(o))])
                     } else {
                         Value::Object(o)
                     }
@@ -249,7 +254,7 @@ impl Writer<'_> {
             self.drop("seed", s.seed);
             self.drop("presence_penalty", s.presence_penalty);
             self.drop("frequency_penalty", s.frequency_penalty);
-            self.put("reasoning", s.effort.map(|e| json!({ "effort": e })));
+            self.put("reasoning", s.effort.map(|e| object([("effort", e)])));
         }
         self.drop("thinking", s.thinking.map(|_| Value::Bool(true)));
         if s.include_thoughts.is_some() {
@@ -277,7 +282,7 @@ impl Writer<'_> {
             if chat {
                 self.put("response_format", Some(v));
             } else {
-                self.put("text", Some(json!({ "format": v })));
+                self.put("text", Some(object([("format", v)])));
             }
         }
     }
