@@ -2,6 +2,7 @@
 //! into the target's structure.
 
 use crate::json::Field;
+use crate::rules::IdMap;
 use std::collections::{HashMap, HashSet};
 
 use base64::engine::general_purpose::STANDARD as BASE64;
@@ -622,7 +623,7 @@ fn reshape(
     notes: &mut Vec<Note>,
 ) -> Vec<(Message, usize)> {
     // Roles, and tool results where the target keeps them.
-    let mut out: Vec<(Message, usize)> = Vec::new();
+    let mut out: Vec<(Message, usize)> = Vec::with_capacity(carried.len());
     let mut seen_history = false;
     for (m, origin) in carried {
         if m.parts.is_empty() {
@@ -826,38 +827,50 @@ fn results_first(out: &mut [(Message, usize)]) {
     }
 }
 
-/// Gemini answers a call by its name: give each result the name of the call it answers.
+/// Gemini answers a call by its name: give each result the name of the call it answers
+/// (the last call before it with its id).
 fn name_results(out: &mut [(Message, usize)], notes: &mut Vec<Note>, paths: &SourcePaths) {
-    let mut names: HashMap<String, String> = HashMap::new();
-    for (m, origin) in out.iter_mut() {
-        for p in m.parts.iter_mut() {
+    // The names, found first over the messages as they are (ids and names borrowed),
+    // one for each result that has none, in order; then given.
+    let mut found: Vec<Option<String>> = Vec::new();
+    {
+        let mut names: IdMap<&str> = IdMap::default();
+        for p in out.iter().flat_map(|(m, _)| &m.parts) {
             match p {
                 Part::ToolCall(c) => {
                     if let Some(id) = &c.id {
-                        names.insert(id.clone(), c.name.clone());
+                        names.insert(id, &c.name);
                     }
                 }
-                Part::ToolResult(r) => {
-                    if r.name.is_none() {
-                        let known = r.call_id.as_ref().and_then(|id| names.get(id)).cloned();
-                        if known.is_none() {
-                            notes.push(Note::new(
-                                NoteKind::Added,
-                                "tool-name",
-                                paths.message(*origin),
-                                format!(
-                                    "the result of `{}` answers no call with a name; Gemini answers by name, so it is named `unknown`",
-                                    r.call_id.as_deref().unwrap_or("?")
-                                ),
-                            ));
-                        }
-                        r.name = Some(known.unwrap_or_else(|| "unknown".to_string()));
-                    }
-                    if r.content.is_none() {
-                        r.content = Some(ToolContent::Json(Value::Object(Extra::new())));
-                    }
+                Part::ToolResult(r) if r.name.is_none() => {
+                    let known = r.call_id.as_deref().and_then(|id| names.get(id));
+                    found.push(known.map(|n| n.to_string()));
                 }
                 _ => {}
+            }
+        }
+    }
+    let mut found = found.into_iter();
+    for (m, origin) in out.iter_mut() {
+        for p in m.parts.iter_mut() {
+            let Part::ToolResult(r) = p else { continue };
+            if r.name.is_none() {
+                let known = found.next().flatten();
+                if known.is_none() {
+                    notes.push(Note::new(
+                        NoteKind::Added,
+                        "tool-name",
+                        paths.message(*origin),
+                        format!(
+                            "the result of `{}` answers no call with a name; Gemini answers by name, so it is named `unknown`",
+                            r.call_id.as_deref().unwrap_or("?")
+                        ),
+                    ));
+                }
+                r.name = Some(known.unwrap_or_else(|| "unknown".to_string()));
+            }
+            if r.content.is_none() {
+                r.content = Some(ToolContent::Json(Value::Object(Extra::new())));
             }
         }
     }
