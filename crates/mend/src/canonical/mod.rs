@@ -498,6 +498,15 @@ impl Conversation {
         Conversation::read(dialect, body, RequestCopy::Keys)
     }
 
+    /// [`from_request`](Self::from_request) of an OpenAI chat body the caller gives up:
+    /// the same conversation, its strings, request members and extras moved rather than
+    /// copied (convert's repaired source).
+    pub(crate) fn from_chat_owned(obj: Map<String, Value>) -> Conversation {
+        let mut conv = openai_chat::read_request_owned(obj);
+        conv.dialect = Some(Dialect::OpenAiChat);
+        conv
+    }
+
     /// The request's members of a conversation read by
     /// [`from_request_keys`](Self::from_request_keys) from `body`: their keys, in order,
     /// with their values in `body`.
@@ -823,6 +832,65 @@ pub(crate) fn compact(v: &Value) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// Every body of `cases/` (and each of its messages alone, as a chat body), read as
+    /// OpenAI chat from a body given up, is the conversation read with copies.
+    #[test]
+    fn a_chat_body_given_up_reads_as_the_copying_read() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../cases");
+        let mut bodies = Vec::new();
+        for d in Dialect::ALL {
+            for rule in std::fs::read_dir(root.join(d.name())).expect("cases/<dialect>") {
+                let rule = rule.expect("an entry").path();
+                for f in std::fs::read_dir(&rule).into_iter().flatten() {
+                    let f = f.expect("an entry").path();
+                    let case: Value = serde_json::from_slice(&std::fs::read(&f).expect("readable"))
+                        .expect("JSON");
+                    if let Some(b) = case.get("body") {
+                        bodies.push(b.clone());
+                    }
+                }
+            }
+        }
+        // Shapes the cases may not hold: every kind of member a reader branches on,
+        // with the types it accepts and others.
+        let odd = json!({"model": "m", "tools": [{"type": "function"}], "messages": [
+            {"role": "function", "name": "f", "content": "r"},
+            {"role": "function", "name": 3, "content": [{"type": "text", "text": "x"}]},
+            {"role": "tool", "tool_call_id": 7, "content": {"a": 1}, "x": null},
+            {"role": "assistant", "content": [], "tool_calls": [],
+             "function_call": {"name": "f", "arguments": "{}"}},
+            {"role": "assistant", "function_call": {"name": "f"}},
+            {"role": "assistant", "reasoning": "r", "reasoning_content": "c",
+             "reasoning_details": [{"text": "t", "x": 1}]},
+            {"role": "assistant", "reasoning": 1, "reasoning_details": [1]},
+            {"role": "assistant", "tool_calls": [
+                {"id": "a", "type": "function", "function": {"name": "n", "arguments": "{}"}},
+                {"id": 1, "function": {"name": "n", "arguments": "{}"}, "z": [1]},
+                {"id": "b", "function": {"name": "n", "arguments": "{}", "extra": 1}},
+                {"id": "c", "function": {"name": 1, "arguments": "{}"}},
+                {"id": "d", "function": "f"}, 5]},
+            {"role": "user", "content": [
+                {"type": "text", "text": "t", "cache_control": {"type": "ephemeral"}},
+                {"type": "text", "text": 1}, {"text": "no type"}, "bare",
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,AA=="}},
+                {"type": "file", "file": {"file_id": "f"}}]},
+            {"role": 5}, "text", {"content": "no role"}]});
+        bodies.push(odd.clone());
+        for m in odd["messages"].as_array().into_iter().flatten() {
+            bodies.push(json!({"messages": [m]}));
+        }
+        bodies.push(json!({"model": "m"}));
+        bodies.push(json!({"messages": "not a list"}));
+        for body in &bodies {
+            let Some(obj) = body.as_object() else {
+                continue;
+            };
+            let copied = Conversation::from_request(Dialect::OpenAiChat, body).expect("an object");
+            let owned = Conversation::from_chat_owned(obj.clone());
+            assert_eq!(owned, copied, "{body}");
+        }
+    }
 
     /// Every body of `cases/`, read in its dialect and in every other (so that the
     /// readers' other branches run too): read by key, the conversation is the one read

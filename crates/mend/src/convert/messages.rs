@@ -475,6 +475,19 @@ pub(crate) fn carry(
     Shaped { messages, origins }
 }
 
+/// Whether some call or result of `conv` has no id (then carrying pairs them by reading
+/// the source body again).
+pub(crate) fn lacks_ids(conv: &Conversation) -> bool {
+    conv.messages
+        .iter()
+        .flat_map(|m| &m.parts)
+        .any(|p| match p {
+            Part::ToolCall(c) => c.id.is_none(),
+            Part::ToolResult(r) => r.call_id.is_none(),
+            _ => false,
+        })
+}
+
 /// `conv`'s messages with an id on every call and result, when some have none: calls
 /// that have none (Gemini, legacy chat `function_call`) get a fresh one, shared with the
 /// results the engine pairs them with. None when every call and result has its id.
@@ -484,12 +497,7 @@ fn with_ids(
     from: Dialect,
     conv: &Conversation,
 ) -> Option<Vec<Message>> {
-    let lacks_id = |p: &Part| match p {
-        Part::ToolCall(c) => c.id.is_none(),
-        Part::ToolResult(r) => r.call_id.is_none(),
-        _ => false,
-    };
-    if !conv.messages.iter().flat_map(|m| &m.parts).any(lacks_id) {
+    if !lacks_ids(conv) {
         return None;
     }
     let mut used = HashSet::new();

@@ -381,7 +381,7 @@ pub fn convert(
     let converted = if from == to {
         source.into_owned()
     } else {
-        carry_and_write(&source, from, to, opts, model, profile, &mut notes)?
+        carry_and_write(source, from, to, opts, model, profile, &mut notes)?
     };
 
     // 5. The target, under its profile.
@@ -439,7 +439,7 @@ pub fn convert(
 /// Steps 2 to 4: `source`, read as `from`, carried into `to`'s shape with its settings,
 /// and written.
 fn carry_and_write(
-    source: &Value,
+    source: Cow<'_, Value>,
     from: Dialect,
     to: Dialect,
     opts: &ConvertOptions,
@@ -447,33 +447,55 @@ fn carry_and_write(
     profile: &'static Profile,
     notes: &mut Vec<Note>,
 ) -> Result<Value, ConvertError> {
-    // The request's members stay in `source`, where the settings read them.
-    let mut conv = Conversation::from_request_keys(from, source)?;
+    // A repaired chat source is convert's own copy: its strings and top-level members are
+    // moved into the conversation. Any other source is read with its top-level members
+    // left in the body, where the settings read them.
+    let (mut conv, body) = match source {
+        Cow::Owned(Value::Object(obj)) if from == Dialect::OpenAiChat => {
+            (Conversation::from_chat_owned(obj), None)
+        }
+        source => (
+            Conversation::from_request_keys(from, &source)?,
+            Some(source),
+        ),
+    };
     let paths = paths::SourcePaths::new(from, &conv);
+    let write_error = |origins: &[usize], e: WriteError| {
+        let origin = origins.get(e.message).copied().unwrap_or(0);
+        ConvertError::Write {
+            to,
+            path: paths.message(origin),
+            reason: e.reason,
+        }
+    };
+    // Carrying reads the source again only to pair calls and results that have no id:
+    // a source given up is written back for that (the body read, as its own dialect
+    // writes it).
+    let rebuilt;
+    let source: &Value = match &body {
+        Some(b) => b,
+        None if messages::lacks_ids(&conv) => {
+            rebuilt = conv.to_request(from).map_err(|e| write_error(&[], e))?;
+            &rebuilt
+        }
+        None => &Value::Null,
+    };
     let shaped = messages::carry(source, &mut conv, &paths, to, profile, notes);
-    let request = settings::convert_settings(
-        conv.request_in(source),
-        from,
-        to,
-        opts,
-        model,
-        profile,
-        notes,
-    );
+    let request = match &body {
+        Some(b) => {
+            settings::convert_settings(conv.request_in(b), from, to, opts, model, profile, notes)
+        }
+        None => settings::convert_settings(&conv.request, from, to, opts, model, profile, notes),
+    };
     let out = Conversation {
         dialect: None,
         form: None,
         request,
         messages: shaped.messages,
     };
-    let mut written = out.into_request(to).map_err(|e: WriteError| {
-        let origin = shaped.origins.get(e.message).copied().unwrap_or(0);
-        ConvertError::Write {
-            to,
-            path: paths.message(origin),
-            reason: e.reason,
-        }
-    })?;
+    let mut written = out
+        .into_request(to)
+        .map_err(|e| write_error(&shaped.origins, e))?;
     if to == Dialect::OpenAiChat {
         plain_text_as_string(&mut written);
     }
