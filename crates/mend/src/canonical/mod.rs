@@ -41,6 +41,7 @@
 //! assert_eq!(conv.to_request(Dialect::OpenAiChat).unwrap(), body);
 //! ```
 
+use crate::json::Field;
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
@@ -484,6 +485,42 @@ impl Conversation {
     /// Read a request body of `dialect`. Only a body that is not a JSON object fails:
     /// anything else is kept, modeled or verbatim.
     pub fn from_request(dialect: Dialect, body: &Value) -> Result<Conversation, ReadError> {
+        Conversation::read(dialect, body, RequestCopy::Values)
+    }
+
+    /// [`from_request`](Self::from_request), the request's members held by key alone
+    /// (`Null`): for a reader of the request's settings that reads them from `body`
+    /// itself (convert), which then need not be copied (tool declarations, schemas).
+    pub(crate) fn from_request_keys(
+        dialect: Dialect,
+        body: &Value,
+    ) -> Result<Conversation, ReadError> {
+        Conversation::read(dialect, body, RequestCopy::Keys)
+    }
+
+    /// [`from_request`](Self::from_request) of an OpenAI chat body the caller gives up:
+    /// the same conversation, its strings, request members and extras moved rather than
+    /// copied (convert's repaired source).
+    pub(crate) fn from_chat_owned(obj: Map<String, Value>) -> Conversation {
+        let mut conv = openai_chat::read_request_owned(obj);
+        conv.dialect = Some(Dialect::OpenAiChat);
+        conv
+    }
+
+    /// The request's members of a conversation read by
+    /// [`from_request_keys`](Self::from_request_keys) from `body`: their keys, in order,
+    /// with their values in `body`.
+    pub(crate) fn request_in<'v>(
+        &'v self,
+        body: &'v Value,
+    ) -> impl Iterator<Item = (&'v String, &'v Value)> + 'v {
+        let obj = body.as_object();
+        self.request
+            .keys()
+            .filter_map(move |k| Some((k, obj?.field(k)?)))
+    }
+
+    fn read(dialect: Dialect, body: &Value, copy: RequestCopy) -> Result<Conversation, ReadError> {
         let Some(obj) = body.as_object() else {
             return Err(ReadError::NotAnObject {
                 dialect,
@@ -491,11 +528,11 @@ impl Conversation {
             });
         };
         let mut conv = match dialect {
-            Dialect::OpenAiChat => openai_chat::read_request(obj),
-            Dialect::OpenAiResponses => openai_responses::read_request(obj),
-            Dialect::Anthropic => anthropic::read_request(obj),
-            Dialect::Gemini => gemini::read_request(obj),
-            Dialect::BedrockConverse => bedrock_converse::read_request(obj),
+            Dialect::OpenAiChat => openai_chat::read_request(obj, copy),
+            Dialect::OpenAiResponses => openai_responses::read_request(obj, copy),
+            Dialect::Anthropic => anthropic::read_request(obj, copy),
+            Dialect::Gemini => gemini::read_request(obj, copy),
+            Dialect::BedrockConverse => bedrock_converse::read_request(obj, copy),
         };
         conv.dialect = Some(dialect);
         Ok(conv)
@@ -566,6 +603,24 @@ impl Conversation {
 }
 
 /// What a writer may use of the conversation's wire knowledge.
+/// How a reader keeps the request's top-level members (everything but the history).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RequestCopy {
+    /// Copied, as the body has them.
+    Values,
+    /// By key alone, each value `Null`: the caller reads the values from the body.
+    Keys,
+}
+
+impl RequestCopy {
+    pub(crate) fn of(self, v: &Value) -> Value {
+        match self {
+            RequestCopy::Values => v.clone(),
+            RequestCopy::Keys => Value::Null,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Writer {
     /// The conversation was read from the dialect being written: extras and forms apply.
@@ -678,7 +733,7 @@ pub(crate) fn user_or_assistant(v: &Value) -> Result<(&Map<String, Value>, Role)
             v.clone(),
         )));
     };
-    match o.get("role").and_then(Value::as_str) {
+    match o.field("role").and_then(Value::as_str) {
         Some("user") => Ok((o, Role::User)),
         Some("assistant") => Ok((o, Role::Assistant)),
         Some(other) => Err(Box::new(Message::verbatim(
@@ -777,6 +832,106 @@ pub(crate) fn compact(v: &Value) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// Every body of `cases/` (and each of its messages alone, as a chat body), read as
+    /// OpenAI chat from a body given up, is the conversation read with copies.
+    #[test]
+    fn a_chat_body_given_up_reads_as_the_copying_read() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../cases");
+        let mut bodies = Vec::new();
+        for d in Dialect::ALL {
+            for rule in std::fs::read_dir(root.join(d.name())).expect("cases/<dialect>") {
+                let rule = rule.expect("an entry").path();
+                for f in std::fs::read_dir(&rule).into_iter().flatten() {
+                    let f = f.expect("an entry").path();
+                    let case: Value = serde_json::from_slice(&std::fs::read(&f).expect("readable"))
+                        .expect("JSON");
+                    if let Some(b) = case.get("body") {
+                        bodies.push(b.clone());
+                    }
+                }
+            }
+        }
+        // Shapes the cases may not hold: every kind of member a reader branches on,
+        // with the types it accepts and others.
+        let odd = json!({"model": "m", "tools": [{"type": "function"}], "messages": [
+            {"role": "function", "name": "f", "content": "r"},
+            {"role": "function", "name": 3, "content": [{"type": "text", "text": "x"}]},
+            {"role": "tool", "tool_call_id": 7, "content": {"a": 1}, "x": null},
+            {"role": "assistant", "content": [], "tool_calls": [],
+             "function_call": {"name": "f", "arguments": "{}"}},
+            {"role": "assistant", "function_call": {"name": "f"}},
+            {"role": "assistant", "reasoning": "r", "reasoning_content": "c",
+             "reasoning_details": [{"text": "t", "x": 1}]},
+            {"role": "assistant", "reasoning": 1, "reasoning_details": [1]},
+            {"role": "assistant", "tool_calls": [
+                {"id": "a", "type": "function", "function": {"name": "n", "arguments": "{}"}},
+                {"id": 1, "function": {"name": "n", "arguments": "{}"}, "z": [1]},
+                {"id": "b", "function": {"name": "n", "arguments": "{}", "extra": 1}},
+                {"id": "c", "function": {"name": 1, "arguments": "{}"}},
+                {"id": "d", "function": "f"}, 5]},
+            {"role": "user", "content": [
+                {"type": "text", "text": "t", "cache_control": {"type": "ephemeral"}},
+                {"type": "text", "text": 1}, {"text": "no type"}, "bare",
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,AA=="}},
+                {"type": "file", "file": {"file_id": "f"}}]},
+            {"role": 5}, "text", {"content": "no role"}]});
+        bodies.push(odd.clone());
+        for m in odd["messages"].as_array().into_iter().flatten() {
+            bodies.push(json!({"messages": [m]}));
+        }
+        bodies.push(json!({"model": "m"}));
+        bodies.push(json!({"messages": "not a list"}));
+        for body in &bodies {
+            let Some(obj) = body.as_object() else {
+                continue;
+            };
+            let copied = Conversation::from_request(Dialect::OpenAiChat, body).expect("an object");
+            let owned = Conversation::from_chat_owned(obj.clone());
+            assert_eq!(owned, copied, "{body}");
+        }
+    }
+
+    /// Every body of `cases/`, read in its dialect and in every other (so that the
+    /// readers' other branches run too): read by key, the conversation is the one read
+    /// with copies, but for the request's values, which `request_in` finds in the body
+    /// as the copying read has them, in the same order.
+    #[test]
+    fn a_read_by_key_finds_the_request_the_copying_read_holds() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../cases");
+        let mut bodies = Vec::new();
+        for d in Dialect::ALL {
+            for rule in std::fs::read_dir(root.join(d.name())).expect("cases/<dialect>") {
+                let rule = rule.expect("an entry").path();
+                for f in std::fs::read_dir(&rule).into_iter().flatten() {
+                    let f = f.expect("an entry").path();
+                    let case: Value = serde_json::from_slice(&std::fs::read(&f).expect("readable"))
+                        .expect("JSON");
+                    if let Some(b) = case.get("body") {
+                        bodies.push(b.clone());
+                    }
+                }
+            }
+        }
+        assert!(bodies.len() > 100, "{} case bodies", bodies.len());
+        for body in &bodies {
+            for d in Dialect::ALL {
+                let (Ok(copied), Ok(keyed)) = (
+                    Conversation::from_request(d, body),
+                    Conversation::from_request_keys(d, body),
+                ) else {
+                    continue;
+                };
+                let found: Vec<(&String, &Value)> = keyed.request_in(body).collect();
+                let held: Vec<(&String, &Value)> = copied.request.iter().collect();
+                assert_eq!(found, held, "{d}: {body}");
+                assert!(keyed.request.values().all(Value::is_null));
+                let mut keyed = keyed.clone();
+                keyed.request = copied.request.clone();
+                assert_eq!(keyed, copied, "{d}: {body}");
+            }
+        }
+    }
 
     #[test]
     fn the_json_form_is_versioned() {

@@ -1,6 +1,8 @@
 //! Carrying a source history's parts to what the target can hold, and reshaping its turns
 //! into the target's structure.
 
+use crate::json::Field;
+use crate::rules::IdMap;
 use std::collections::{HashMap, HashSet};
 
 use base64::engine::general_purpose::STANDARD as BASE64;
@@ -82,7 +84,7 @@ impl Carrier<'_> {
         if m.is_verbatim() {
             let what = m
                 .verbatim_value()
-                .and_then(|v| v.get("type"))
+                .and_then(|v| v.field("type"))
                 .and_then(Value::as_str)
                 .unwrap_or("item");
             let detail = format!(
@@ -473,6 +475,19 @@ pub(crate) fn carry(
     Shaped { messages, origins }
 }
 
+/// Whether some call or result of `conv` has no id (then carrying pairs them by reading
+/// the source body again).
+pub(crate) fn lacks_ids(conv: &Conversation) -> bool {
+    conv.messages
+        .iter()
+        .flat_map(|m| &m.parts)
+        .any(|p| match p {
+            Part::ToolCall(c) => c.id.is_none(),
+            Part::ToolResult(r) => r.call_id.is_none(),
+            _ => false,
+        })
+}
+
 /// `conv`'s messages with an id on every call and result, when some have none: calls
 /// that have none (Gemini, legacy chat `function_call`) get a fresh one, shared with the
 /// results the engine pairs them with. None when every call and result has its id.
@@ -482,12 +497,7 @@ fn with_ids(
     from: Dialect,
     conv: &Conversation,
 ) -> Option<Vec<Message>> {
-    let lacks_id = |p: &Part| match p {
-        Part::ToolCall(c) => c.id.is_none(),
-        Part::ToolResult(r) => r.call_id.is_none(),
-        _ => false,
-    };
-    if !conv.messages.iter().flat_map(|m| &m.parts).any(lacks_id) {
+    if !lacks_ids(conv) {
         return None;
     }
     let mut used = HashSet::new();
@@ -621,7 +631,7 @@ fn reshape(
     notes: &mut Vec<Note>,
 ) -> Vec<(Message, usize)> {
     // Roles, and tool results where the target keeps them.
-    let mut out: Vec<(Message, usize)> = Vec::new();
+    let mut out: Vec<(Message, usize)> = Vec::with_capacity(carried.len());
     let mut seen_history = false;
     for (m, origin) in carried {
         if m.parts.is_empty() {
@@ -825,38 +835,50 @@ fn results_first(out: &mut [(Message, usize)]) {
     }
 }
 
-/// Gemini answers a call by its name: give each result the name of the call it answers.
+/// Gemini answers a call by its name: give each result the name of the call it answers
+/// (the last call before it with its id).
 fn name_results(out: &mut [(Message, usize)], notes: &mut Vec<Note>, paths: &SourcePaths) {
-    let mut names: HashMap<String, String> = HashMap::new();
-    for (m, origin) in out.iter_mut() {
-        for p in m.parts.iter_mut() {
+    // The names, found first over the messages as they are (ids and names borrowed),
+    // one for each result that has none, in order; then given.
+    let mut found: Vec<Option<String>> = Vec::new();
+    {
+        let mut names: IdMap<&str> = IdMap::default();
+        for p in out.iter().flat_map(|(m, _)| &m.parts) {
             match p {
                 Part::ToolCall(c) => {
                     if let Some(id) = &c.id {
-                        names.insert(id.clone(), c.name.clone());
+                        names.insert(id, &c.name);
                     }
                 }
-                Part::ToolResult(r) => {
-                    if r.name.is_none() {
-                        let known = r.call_id.as_ref().and_then(|id| names.get(id)).cloned();
-                        if known.is_none() {
-                            notes.push(Note::new(
-                                NoteKind::Added,
-                                "tool-name",
-                                paths.message(*origin),
-                                format!(
-                                    "the result of `{}` answers no call with a name; Gemini answers by name, so it is named `unknown`",
-                                    r.call_id.as_deref().unwrap_or("?")
-                                ),
-                            ));
-                        }
-                        r.name = Some(known.unwrap_or_else(|| "unknown".to_string()));
-                    }
-                    if r.content.is_none() {
-                        r.content = Some(ToolContent::Json(Value::Object(Extra::new())));
-                    }
+                Part::ToolResult(r) if r.name.is_none() => {
+                    let known = r.call_id.as_deref().and_then(|id| names.get(id));
+                    found.push(known.map(|n| n.to_string()));
                 }
                 _ => {}
+            }
+        }
+    }
+    let mut found = found.into_iter();
+    for (m, origin) in out.iter_mut() {
+        for p in m.parts.iter_mut() {
+            let Part::ToolResult(r) = p else { continue };
+            if r.name.is_none() {
+                let known = found.next().flatten();
+                if known.is_none() {
+                    notes.push(Note::new(
+                        NoteKind::Added,
+                        "tool-name",
+                        paths.message(*origin),
+                        format!(
+                            "the result of `{}` answers no call with a name; Gemini answers by name, so it is named `unknown`",
+                            r.call_id.as_deref().unwrap_or("?")
+                        ),
+                    ));
+                }
+                r.name = Some(known.unwrap_or_else(|| "unknown".to_string()));
+            }
+            if r.content.is_none() {
+                r.content = Some(ToolContent::Json(Value::Object(Extra::new())));
             }
         }
     }
@@ -893,7 +915,7 @@ fn carries_nothing(v: &Value) -> bool {
 
 /// What an opaque part is, for a note.
 fn opaque_kind(v: &Value) -> String {
-    if let Some(t) = v.get("type").and_then(Value::as_str) {
+    if let Some(t) = v.field("type").and_then(Value::as_str) {
         return t.to_string();
     }
     match v.as_object().and_then(|o| o.keys().next()) {
@@ -920,5 +942,5 @@ fn short(url: &str) -> String {
 /// The value of a Converse `{"json": value}` tool result block.
 fn converse_json(v: &Value) -> Option<&Value> {
     let o = v.as_object()?;
-    (o.len() == 1).then(|| o.get("json")).flatten()
+    (o.len() == 1).then(|| o.field("json")).flatten()
 }

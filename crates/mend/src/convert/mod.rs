@@ -61,6 +61,7 @@
 //! assert_eq!(out.body["messages"][2]["content"][0]["type"], "tool_result");
 //! ```
 
+use crate::json::Field;
 use std::borrow::Cow;
 
 use serde::Serialize;
@@ -333,7 +334,7 @@ pub fn convert(
     let source_model = opts
         .source_model
         .as_deref()
-        .or_else(|| body.get("model").and_then(Value::as_str));
+        .or_else(|| body.field("model").and_then(Value::as_str));
     let model = if from == to {
         opts.model.as_deref().or(source_model).map(str::to_string)
     } else {
@@ -380,7 +381,7 @@ pub fn convert(
     let converted = if from == to {
         source.into_owned()
     } else {
-        carry_and_write(&source, from, to, opts, model, profile, &mut notes)?
+        carry_and_write(source, from, to, opts, model, profile, &mut notes)?
     };
 
     // 5. The target, under its profile.
@@ -438,7 +439,7 @@ pub fn convert(
 /// Steps 2 to 4: `source`, read as `from`, carried into `to`'s shape with its settings,
 /// and written.
 fn carry_and_write(
-    source: &Value,
+    source: Cow<'_, Value>,
     from: Dialect,
     to: Dialect,
     opts: &ConvertOptions,
@@ -446,24 +447,55 @@ fn carry_and_write(
     profile: &'static Profile,
     notes: &mut Vec<Note>,
 ) -> Result<Value, ConvertError> {
-    let mut conv = Conversation::from_request(from, source)?;
+    // A repaired chat source is convert's own copy: its strings and top-level members are
+    // moved into the conversation. Any other source is read with its top-level members
+    // left in the body, where the settings read them.
+    let (mut conv, body) = match source {
+        Cow::Owned(Value::Object(obj)) if from == Dialect::OpenAiChat => {
+            (Conversation::from_chat_owned(obj), None)
+        }
+        source => (
+            Conversation::from_request_keys(from, &source)?,
+            Some(source),
+        ),
+    };
     let paths = paths::SourcePaths::new(from, &conv);
+    let write_error = |origins: &[usize], e: WriteError| {
+        let origin = origins.get(e.message).copied().unwrap_or(0);
+        ConvertError::Write {
+            to,
+            path: paths.message(origin),
+            reason: e.reason,
+        }
+    };
+    // Carrying reads the source again only to pair calls and results that have no id:
+    // a source given up is written back for that (the body read, as its own dialect
+    // writes it).
+    let rebuilt;
+    let source: &Value = match &body {
+        Some(b) => b,
+        None if messages::lacks_ids(&conv) => {
+            rebuilt = conv.to_request(from).map_err(|e| write_error(&[], e))?;
+            &rebuilt
+        }
+        None => &Value::Null,
+    };
     let shaped = messages::carry(source, &mut conv, &paths, to, profile, notes);
-    let request = settings::convert_settings(&conv, from, to, opts, model, profile, notes);
+    let request = match &body {
+        Some(b) => {
+            settings::convert_settings(conv.request_in(b), from, to, opts, model, profile, notes)
+        }
+        None => settings::convert_settings(&conv.request, from, to, opts, model, profile, notes),
+    };
     let out = Conversation {
         dialect: None,
         form: None,
         request,
         messages: shaped.messages,
     };
-    let mut written = out.into_request(to).map_err(|e: WriteError| {
-        let origin = shaped.origins.get(e.message).copied().unwrap_or(0);
-        ConvertError::Write {
-            to,
-            path: paths.message(origin),
-            reason: e.reason,
-        }
-    })?;
+    let mut written = out
+        .into_request(to)
+        .map_err(|e| write_error(&shaped.origins, e))?;
     if to == Dialect::OpenAiChat {
         plain_text_as_string(&mut written);
     }
@@ -484,19 +516,13 @@ struct Fixed<'a> {
 /// copy of a body (the size of the conversation) is the largest cost of a conversion
 /// after the check itself. A body with errors goes through [`repair::repair`].
 fn repaired<'a>(body: Cow<'a, Value>, opts: &RepairOptions) -> Result<Fixed<'a>, Error> {
-    let warnings = {
-        let analysis = crate::analyze(&body, &opts.check)?;
-        if analysis
-            .violations
-            .iter()
-            .any(|v| v.severity == Severity::Error)
-        {
-            None
-        } else {
-            Some(analysis.violations)
-        }
-    };
-    if let Some(warnings) = warnings {
+    let analysis = crate::analyze(&body, &opts.check)?;
+    if !analysis
+        .violations
+        .iter()
+        .any(|v| v.severity == Severity::Error)
+    {
+        let warnings = analysis.violations;
         return Ok(Fixed {
             body,
             edits: Vec::new(),
@@ -505,7 +531,8 @@ fn repaired<'a>(body: Cow<'a, Value>, opts: &RepairOptions) -> Result<Fixed<'a>,
             held_back: Vec::new(),
         });
     }
-    let fixed = repair::repair(&body, opts)?;
+    // Repair's first pass plans from this check rather than making it again.
+    let fixed = repair::repair_analyzed(&body, opts, Some(analysis))?;
     Ok(Fixed {
         body: Cow::Owned(fixed.body),
         edits: fixed.edits,
@@ -527,8 +554,8 @@ fn plain_text_as_string(body: &mut Value) {
         };
         let text = match content.as_array().map(Vec::as_slice) {
             Some([part]) => match part.as_object() {
-                Some(o) if o.len() == 2 && o.get("type") == Some(&Value::from("text")) => {
-                    o.get("text").and_then(Value::as_str).map(str::to_string)
+                Some(o) if o.len() == 2 && o.field("type") == Some(&Value::from("text")) => {
+                    o.field("text").and_then(Value::as_str).map(str::to_string)
                 }
                 _ => None,
             },

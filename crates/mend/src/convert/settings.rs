@@ -36,10 +36,11 @@
 //! writer of them is in its folder (`dialect/<d>/settings.rs`; OpenAI chat and Responses
 //! share one, in `dialect/openai_chat/settings.rs`).
 
+use crate::json::Field;
 use serde_json::{json, Map, Value};
 
 use super::{ConvertOptions, Note, NoteKind};
-use crate::canonical::{Conversation, Extra};
+use crate::canonical::Extra;
 use crate::dialect::anthropic::settings as anthropic;
 use crate::dialect::bedrock_converse::settings as converse;
 use crate::dialect::gemini::settings as gemini;
@@ -120,8 +121,8 @@ impl Thinking {
         let o = v.as_object()?;
         let known = o.keys().all(|k| k == "type" || k == "budget_tokens");
         match (
-            o.get("type").and_then(Value::as_str),
-            o.get("budget_tokens"),
+            o.field("type").and_then(Value::as_str),
+            o.field("budget_tokens"),
         ) {
             (Some("enabled"), Some(b)) if known => b.as_u64().map(Thinking::Budget),
             (Some("disabled"), None) if known => Some(Thinking::Off),
@@ -177,7 +178,7 @@ impl Reader<'_> {
 
     pub(crate) fn tool(&mut self, path: String, t: &Value) {
         let kind = t
-            .get("type")
+            .field("type")
             .and_then(Value::as_str)
             .map(str::to_string)
             .or_else(|| t.as_object().and_then(|o| o.keys().next().cloned()))
@@ -190,9 +191,11 @@ impl Reader<'_> {
     }
 }
 
-/// The target's top-level fields (everything but the history) for `conv`'s.
-pub(crate) fn convert_settings(
-    conv: &Conversation,
+/// The target's top-level fields (everything but the history) for the source's
+/// `request` members (the ones its canonical read leaves out of the history, read from
+/// the source body: see [`Conversation::from_request_keys`](crate::canonical::Conversation::from_request_keys)).
+pub(crate) fn convert_settings<'v>(
+    request: impl IntoIterator<Item = (&'v String, &'v Value)>,
     from: Dialect,
     to: Dialect,
     opts: &ConvertOptions,
@@ -201,11 +204,12 @@ pub(crate) fn convert_settings(
     notes: &mut Vec<Note>,
 ) -> Extra {
     let mut r = Reader { from, to, notes };
+    let req = request;
     let mut s = match from {
-        Dialect::OpenAiChat | Dialect::OpenAiResponses => openai::read(&conv.request, &mut r),
-        Dialect::Anthropic => anthropic::read(&conv.request, &mut r),
-        Dialect::Gemini => gemini::read(&conv.request, &mut r),
-        Dialect::BedrockConverse => converse::read(&conv.request, &mut r),
+        Dialect::OpenAiChat | Dialect::OpenAiResponses => openai::read(req, &mut r),
+        Dialect::Anthropic => anthropic::read(req, &mut r),
+        Dialect::Gemini => gemini::read(req, &mut r),
+        Dialect::BedrockConverse => converse::read(req, &mut r),
     };
     // The target's model, resolved by `model.rs` (the source's may not be carried).
     s.model = model.map(|m| Value::String(m.to_string()));
@@ -335,7 +339,7 @@ impl Writer<'_> {
             other => other,
         };
         let v = match given {
-            Some(v) if v.get("budget_tokens").and_then(Value::as_u64) == Some(b) => v,
+            Some(v) if v.field("budget_tokens").and_then(Value::as_u64) == Some(b) => v,
             _ => json!({"type": "enabled", "budget_tokens": b}),
         };
         (Some(v), max)
@@ -367,6 +371,17 @@ impl Writer<'_> {
             ));
         }
     }
+}
+
+/// An object of these members, in this order, the values moved in: `json!` would
+/// serialize an interpolated `Value` into a copy (a deep one for a tool's schema) and
+/// drop the original.
+pub(crate) fn object<const N: usize>(members: [(&str, Value); N]) -> Value {
+    let mut o = Map::with_capacity(N);
+    for (k, v) in members {
+        o.insert(k.to_string(), v);
+    }
+    Value::Object(o)
 }
 
 pub(crate) fn put_opt(o: &mut Map<String, Value>, k: &str, v: Option<Value>) {

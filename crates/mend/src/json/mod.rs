@@ -37,7 +37,7 @@ mod view;
 mod tests;
 
 pub use parse::parse;
-pub(crate) use view::Json;
+pub(crate) use view::{Field, Json};
 
 /// Nesting this reader takes on; deeper bodies go to serde_json (which allows 127).
 pub const MAX_DEPTH: usize = 100;

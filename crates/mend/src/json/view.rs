@@ -2,7 +2,7 @@
 //! against, implemented for `&serde_json::Value` (the `check_value` path, repair, the
 //! bindings) and for a tape [`Node`] (the `check` path), so each reader exists once.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::{scan, Kind, Node, ENDS_IN_ESCAPE, ENDS_IN_ESCAPED_SPACE};
 
@@ -24,6 +24,43 @@ impl Text {
             len: s.len(),
             trailing_space: s.chars().last().is_some_and(char::is_whitespace),
         }
+    }
+}
+
+/// Objects up to this many members are searched key by key rather than hashed: a
+/// request's objects are small (a message has two to five members), and comparing a few
+/// short keys costs a fraction of hashing one with `serde_json`'s SipHash.
+const SCAN_MEMBERS: usize = 8;
+
+/// An object's member by key, as `Map::get` finds it (keys are unique, so the first
+/// match is the match), without hashing the key when the object is small.
+#[inline]
+pub(crate) fn member<'v>(map: &'v Map<String, Value>, key: &str) -> Option<&'v Value> {
+    if map.len() <= SCAN_MEMBERS {
+        map.iter().find(|(k, _)| k.as_str() == key).map(|(_, v)| v)
+    } else {
+        map.get(key)
+    }
+}
+
+/// [`member`] as a method of a `Value` (`None` for anything but an object) and of a
+/// `Map`, where the readers and writers of the canonical model look members up.
+pub(crate) trait Field {
+    /// The member `key`, as `get(key)` finds it.
+    fn field(&self, key: &str) -> Option<&Value>;
+}
+
+impl Field for Value {
+    #[inline]
+    fn field(&self, key: &str) -> Option<&Value> {
+        member(self.as_object()?, key)
+    }
+}
+
+impl Field for Map<String, Value> {
+    #[inline]
+    fn field(&self, key: &str) -> Option<&Value> {
+        member(self, key)
     }
 }
 
@@ -112,7 +149,7 @@ impl<'a> Json<'a> for &'a Value {
         Kind::of(self)
     }
     fn get(self, key: &str) -> Option<Self> {
-        self.as_object()?.get(key)
+        member(self.as_object()?, key)
     }
     fn str(self) -> Option<&'a str> {
         self.as_str()
@@ -214,5 +251,34 @@ impl<'a> Json<'a> for Node<'a> {
         serde_json::from_slice::<Value>(&self.doc.bytes()[span])
             .map(|v| v.to_string())
             .unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod member_tests {
+    use serde_json::{Map, Value};
+
+    use super::{member, Field};
+
+    /// Below, at and above the scanning threshold, for present and absent keys
+    /// (prefixes and extensions of present ones included), `member` finds what
+    /// `Map::get` finds.
+    #[test]
+    fn member_finds_what_the_map_finds_at_every_size() {
+        for n in 0..=20usize {
+            let mut map = Map::new();
+            for i in 0..n {
+                map.insert(format!("key{i}"), Value::from(i));
+            }
+            let mut probes: Vec<String> = (0..=n + 1).map(|i| format!("key{i}")).collect();
+            probes.extend(["", "key", "key10x", "KEY0", "k"].map(String::from));
+            let value = Value::Object(map.clone());
+            for p in &probes {
+                assert_eq!(member(&map, p), map.get(p), "{n} members, key {p:?}");
+                assert_eq!(value.field(p), map.get(p), "{n} members, key {p:?}");
+                assert_eq!(map.field(p), map.get(p), "{n} members, key {p:?}");
+            }
+        }
+        assert_eq!(Value::from("key0").field("key0"), None);
     }
 }

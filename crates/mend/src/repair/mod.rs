@@ -154,7 +154,18 @@ const MAX_PASSES: usize = 32;
 /// assert_eq!(fixed.body["messages"][2]["tool_call_id"], "call_1");
 /// ```
 pub fn repair(body: &Value, opts: &RepairOptions) -> Result<Repaired, Error> {
-    let (first, _) = Run::new(Input::Borrowed(body), opts, &[])?;
+    repair_analyzed(body, opts, None)
+}
+
+/// [`repair`] of a body whose check the caller already ran: `analysis` is
+/// [`analyze`]`(body, &opts.check)`, and the first pass plans from it instead of
+/// checking the body again (convert checks a source before it knows it must repair it).
+pub(crate) fn repair_analyzed<'a>(
+    body: &'a Value,
+    opts: &'a RepairOptions,
+    analysis: Option<Analysis<'a>>,
+) -> Result<Repaired, Error> {
+    let (first, _) = Run::new(Input::Borrowed(body), opts, &[], analysis)?;
     let (run, held) = settle(first, body, opts)?;
     Ok(run.done(|| body.clone(), &held))
 }
@@ -162,7 +173,7 @@ pub fn repair(body: &Value, opts: &RepairOptions) -> Result<Repaired, Error> {
 /// [`repair`], taking the body: a body that needs nothing is handed back as it is, not
 /// copied, and the first pass moves the items it keeps instead of copying them.
 pub fn repair_owned(body: Value, opts: &RepairOptions) -> Result<Repaired, Error> {
-    let (first, back) = Run::new(Input::Owned(body), opts, &[])?;
+    let (first, back) = Run::new(Input::Owned(body), opts, &[], None)?;
     if first.made_worse().is_none() {
         return Ok(first.done(move || back.unwrap_or_default(), &[]));
     }
@@ -199,14 +210,14 @@ fn settle(first: Run, body: &Value, opts: &RepairOptions) -> Result<(Run, Vec<Ru
         if culprits.len() > 1 {
             for &c in &culprits {
                 let one = [held.as_slice(), &[c]].concat();
-                let (run, _) = Run::new(Input::Borrowed(body), opts, &one)?;
+                let (run, _) = Run::new(Input::Borrowed(body), opts, &one, None)?;
                 if better(&run) {
                     return Ok((run, one));
                 }
             }
         }
         held.extend(culprits);
-        let (run, _) = Run::new(Input::Borrowed(body), opts, &held)?;
+        let (run, _) = Run::new(Input::Borrowed(body), opts, &held, None)?;
         if better(&run) {
             return Ok((run, held));
         }
@@ -260,10 +271,13 @@ struct Run {
 
 impl Run {
     /// The run over `input`, and an owned input back when no pass took its items.
-    fn new(
-        input: Input<'_>,
-        opts: &RepairOptions,
+    /// `analysis`, when given, is the input's check under `opts.check`, taken as the
+    /// first pass's.
+    fn new<'a>(
+        input: Input<'a>,
+        opts: &'a RepairOptions,
         held: &[Rule],
+        mut analysis: Option<Analysis<'a>>,
     ) -> Result<(Run, Option<Value>), Error> {
         // The input is read until the first edit, and each pass's analysis is the
         // verdict when it plans nothing: a valid body costs one check.
@@ -290,7 +304,10 @@ impl Run {
                 .or(owned.as_ref())
                 .or(borrowed)
                 .unwrap_or(&NULL);
-            let analysis = analyze(now, pinned.as_ref().unwrap_or(&opts.check))?;
+            let analysis = match analysis.take() {
+                Some(a) => a,
+                None => analyze(now, pinned.as_ref().unwrap_or(&opts.check))?,
+            };
             seen.push(error_rules(&analysis.violations));
             if state.is_none() {
                 input_items = history_len(now, analysis.dialect);

@@ -9,5 +9,6 @@ mod bad_input;
 mod bedrock_capture;
 mod capture;
 mod convert;
+mod golden;
 mod proptests;
 mod requests;

@@ -11,14 +11,15 @@
 //! message whose role is not `user` or `assistant`, or that is not an object),
 //! [`Form::NoHistory`].
 
+use crate::json::Field;
 use serde_json::{Map, Value};
 
 use crate::canonical::{
     arguments_value, compact, rest, with_history, Conversation, Form, Media, Message, Opaque, Part,
-    Reasoning, Role, Text, ToolCall, ToolContent, ToolResult, WriteError, Writer,
+    Reasoning, RequestCopy, Role, Text, ToolCall, ToolContent, ToolResult, WriteError, Writer,
 };
 
-pub(crate) fn read_request(obj: &Map<String, Value>) -> Conversation {
+pub(crate) fn read_request(obj: &Map<String, Value>, copy: RequestCopy) -> Conversation {
     let mut conv = Conversation::default();
     let mut has_history = false;
     let mut system = None;
@@ -40,7 +41,7 @@ pub(crate) fn read_request(obj: &Map<String, Value>) -> Conversation {
                 ));
             }
             _ => {
-                conv.request.insert(k.clone(), v.clone());
+                conv.request.insert(k.clone(), copy.of(v));
             }
         }
     }
@@ -90,7 +91,7 @@ pub(crate) fn read_block(v: &Value) -> Part {
         return opaque();
     };
     let s = |k: &str| o.get(k).and_then(Value::as_str).map(str::to_string);
-    match o.get("type").and_then(Value::as_str) {
+    match o.field("type").and_then(Value::as_str) {
         Some("text") => match s("text") {
             Some(text) => Part::Text(Text {
                 text,
@@ -100,7 +101,7 @@ pub(crate) fn read_block(v: &Value) -> Part {
             None => opaque(),
         },
         Some(ty @ ("image" | "document")) => {
-            let Some(mut media) = o.get("source").and_then(read_source) else {
+            let Some(mut media) = o.field("source").and_then(read_source) else {
                 return opaque();
             };
             media.extra = rest(o, &["type", "source"]);
@@ -135,7 +136,7 @@ pub(crate) fn read_block(v: &Value) -> Part {
             }),
             None => opaque(),
         },
-        Some("tool_use") => match (s("id"), s("name"), o.get("input")) {
+        Some("tool_use") => match (s("id"), s("name"), o.field("input")) {
             (Some(id), Some(name), Some(input)) => Part::ToolCall(ToolCall {
                 id: Some(id),
                 name,
@@ -149,8 +150,8 @@ pub(crate) fn read_block(v: &Value) -> Part {
             let Some(call_id) = s("tool_use_id") else {
                 return opaque();
             };
-            let is_error = o.get("is_error") == Some(&Value::Bool(true));
-            let content = o.get("content").map(|c| match c {
+            let is_error = o.field("is_error") == Some(&Value::Bool(true));
+            let content = o.field("content").map(|c| match c {
                 Value::String(s) => ToolContent::Text(s.clone()),
                 Value::Array(blocks) => ToolContent::Parts(blocks.iter().map(read_block).collect()),
                 other => ToolContent::Json(other.clone()),
@@ -175,7 +176,7 @@ pub(crate) fn read_block(v: &Value) -> Part {
 fn read_source(v: &Value) -> Option<Media> {
     let o = v.as_object()?;
     let s = |k: &str| o.get(k).and_then(Value::as_str).map(str::to_string);
-    let m = match (o.get("type")?.as_str()?, o.len()) {
+    let m = match (o.field("type")?.as_str()?, o.len()) {
         ("base64", 3) => Media {
             data: Some(s("data")?),
             media_type: Some(s("media_type")?),

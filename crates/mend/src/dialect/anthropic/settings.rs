@@ -1,18 +1,21 @@
 //! Anthropic top-level settings <-> the neutral [`Settings`](crate::convert::settings)
 //! convert carries.
 
+use crate::json::Field;
 use serde_json::{json, Map, Value};
 
-use crate::canonical::Extra;
 use crate::chain::escape;
 use crate::convert::settings::{
-    put_opt, Choice, Function, Reader, Settings, Thinking, Writer, DEFAULT_MAX_TOKENS,
+    object, put_opt, Choice, Function, Reader, Settings, Thinking, Writer, DEFAULT_MAX_TOKENS,
 };
 use crate::convert::{ConvertOptions, Note, NoteKind};
 
 /// The request's top-level fields as neutral settings; what has no place there is
 /// reported lost through `r`.
-pub(crate) fn read(req: &Extra, r: &mut Reader) -> Settings {
+pub(crate) fn read<'v>(
+    req: impl IntoIterator<Item = (&'v String, &'v Value)>,
+    r: &mut Reader,
+) -> Settings {
     let mut s = Settings::default();
     for (k, v) in req {
         let path = format!("/{}", escape(k));
@@ -27,29 +30,31 @@ pub(crate) fn read(req: &Extra, r: &mut Reader) -> Settings {
             "thinking" => s.thinking = Some(Thinking::Claude(v.clone())),
             "tools" => {
                 for (i, t) in v.as_array().into_iter().flatten().enumerate() {
-                    let custom =
-                        matches!(t.get("type").and_then(Value::as_str), None | Some("custom"));
-                    match t.get("name").and_then(Value::as_str) {
+                    let custom = matches!(
+                        t.field("type").and_then(Value::as_str),
+                        None | Some("custom")
+                    );
+                    match t.field("name").and_then(Value::as_str) {
                         Some(name) if custom => s.tools.push(Function {
                             name: name.to_string(),
-                            description: t.get("description").cloned(),
-                            parameters: t.get("input_schema").cloned(),
-                            strict: t.get("strict").cloned(),
+                            description: t.field("description").cloned(),
+                            parameters: t.field("input_schema").cloned(),
+                            strict: t.field("strict").cloned(),
                         }),
                         _ => r.tool(format!("{path}/{i}"), t),
                     }
                 }
             }
             "tool_choice" => {
-                let name = v.get("name").and_then(Value::as_str);
-                s.tool_choice = match (v.get("type").and_then(Value::as_str), name) {
+                let name = v.field("name").and_then(Value::as_str);
+                s.tool_choice = match (v.field("type").and_then(Value::as_str), name) {
                     (Some("auto"), _) => Some(Choice::Auto),
                     (Some("any"), _) => Some(Choice::Required),
                     (Some("none"), _) => Some(Choice::None),
                     (Some("tool"), Some(n)) => Some(Choice::Function(n.to_string())),
                     _ => None,
                 };
-                if let Some(Value::Bool(d)) = v.get("disable_parallel_tool_use") {
+                if let Some(Value::Bool(d)) = v.field("disable_parallel_tool_use") {
                     s.parallel = Some(!d);
                 }
             }
@@ -90,7 +95,7 @@ impl Writer<'_> {
                 // With a thinking budget, the limit must exceed it.
                 let budget = thinking
                     .as_ref()
-                    .and_then(|t| t.get("budget_tokens"))
+                    .and_then(|t| t.field("budget_tokens"))
                     .and_then(Value::as_u64);
                 let (max, why) = match budget {
                     Some(b) if b >= DEFAULT_MAX_TOKENS => (
@@ -150,7 +155,7 @@ impl Writer<'_> {
             }
         }
         self.put("tool_choice", choice);
-        self.put("metadata", s.user.map(|u| json!({ "user_id": u })));
+        self.put("metadata", s.user.map(|u| object([("user_id", u)])));
         self.drop("seed", s.seed);
         self.drop("presence_penalty", s.presence_penalty);
         self.drop("frequency_penalty", s.frequency_penalty);

@@ -16,14 +16,15 @@
 //! Forms: [`Form::Verbatim`] (a message whose role is not `user` or `assistant`, or that
 //! is not an object), [`Form::NoHistory`]. The body has no model: it is in the URL.
 
+use crate::json::Field;
 use serde_json::{json, Map, Value};
 
 use crate::canonical::{
     arguments_value, compact, rest, with_history, Conversation, Form, Media, Message, Opaque, Part,
-    Reasoning, Role, ToolCall, ToolContent, ToolResult, WriteError, Writer,
+    Reasoning, RequestCopy, Role, ToolCall, ToolContent, ToolResult, WriteError, Writer,
 };
 
-pub(crate) fn read_request(obj: &Map<String, Value>) -> Conversation {
+pub(crate) fn read_request(obj: &Map<String, Value>, copy: RequestCopy) -> Conversation {
     let mut conv = Conversation::default();
     let mut has_history = false;
     let mut system = None;
@@ -40,7 +41,7 @@ pub(crate) fn read_request(obj: &Map<String, Value>) -> Conversation {
                 ));
             }
             _ => {
-                conv.request.insert(k.clone(), v.clone());
+                conv.request.insert(k.clone(), copy.of(v));
             }
         }
     }
@@ -122,7 +123,7 @@ fn read_tool_use(o: &Map<String, Value>) -> Option<Part> {
     if s("type").as_deref() == Some("server_tool_use") {
         return None;
     }
-    let input = o.get("input")?;
+    let input = o.field("input")?;
     Some(Part::ToolCall(ToolCall {
         id: Some(s("toolUseId")?),
         name: s("name")?,
@@ -133,14 +134,14 @@ fn read_tool_use(o: &Map<String, Value>) -> Option<Part> {
 }
 
 fn read_tool_result(o: &Map<String, Value>) -> Option<Part> {
-    let call_id = o.get("toolUseId").and_then(Value::as_str)?.to_string();
+    let call_id = o.field("toolUseId").and_then(Value::as_str)?.to_string();
     // A server tool's result carries its own `type` (`nova_code_interpreter_result`).
-    if o.get("type")
+    if o.field("type")
         .is_some_and(|t| t.as_str() != Some("tool_result"))
     {
         return None;
     }
-    let content = match o.get("content") {
+    let content = match o.field("content") {
         None => None,
         Some(Value::Array(blocks)) => Some(match blocks.as_slice() {
             [one] => match one.as_object().and_then(member) {
@@ -151,7 +152,7 @@ fn read_tool_result(o: &Map<String, Value>) -> Option<Part> {
         }),
         Some(_) => return None,
     };
-    let is_error = o.get("status").and_then(Value::as_str) == Some("error");
+    let is_error = o.field("status").and_then(Value::as_str) == Some("error");
     let skip: &[&str] = if is_error {
         &["toolUseId", "content", "status"]
     } else {
@@ -169,8 +170,8 @@ fn read_tool_result(o: &Map<String, Value>) -> Option<Part> {
 fn read_reasoning(o: &Map<String, Value>) -> Option<Part> {
     match member(o)? {
         ("reasoningText", Value::Object(r)) => {
-            let text = r.get("text").and_then(Value::as_str)?.to_string();
-            let signature = match r.get("signature") {
+            let text = r.field("text").and_then(Value::as_str)?.to_string();
+            let signature = match r.field("signature") {
                 None => None,
                 Some(Value::String(s)) => Some(s.clone()),
                 Some(_) => return None,
@@ -235,13 +236,13 @@ pub(crate) fn media_format(media_type: &str, image: bool) -> Option<&'static str
 
 /// An image or document with inline bytes; an S3 source or another source is opaque.
 fn read_media(o: &Map<String, Value>, image: bool) -> Option<Media> {
-    let format = o.get("format").and_then(Value::as_str)?;
+    let format = o.field("format").and_then(Value::as_str)?;
     let (_, media_type) = formats(image).iter().find(|(f, _)| *f == format)?;
-    let source = o.get("source").and_then(Value::as_object)?;
+    let source = o.field("source").and_then(Value::as_object)?;
     let Some(("bytes", Value::String(data))) = member(source) else {
         return None;
     };
-    let (filename, skip): (_, &[&str]) = match o.get("name") {
+    let (filename, skip): (_, &[&str]) = match o.field("name") {
         Some(Value::String(n)) if !image => (Some(n.clone()), &["format", "source", "name"]),
         _ => (None, &["format", "source"]),
     };

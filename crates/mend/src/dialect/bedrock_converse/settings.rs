@@ -7,16 +7,20 @@
 //! is: Claude's `thinking` and `top_k`, gpt-oss's `reasoning_effort`; top_k and the
 //! effort are written there only for the models that take them.
 
+use crate::convert::settings::object;
+use crate::json::Field;
 use serde_json::{json, Map, Value};
 
-use crate::canonical::Extra;
 use crate::chain::escape;
 use crate::convert::settings::{put_opt, Choice, Function, Reader, Settings, Thinking, Writer};
 use crate::convert::{Note, NoteKind};
 
 /// The request's top-level fields as neutral settings; what has no place there is
 /// reported lost through `r`.
-pub(crate) fn read(req: &Extra, r: &mut Reader) -> Settings {
+pub(crate) fn read<'v>(
+    req: impl IntoIterator<Item = (&'v String, &'v Value)>,
+    r: &mut Reader,
+) -> Settings {
     let mut s = Settings::default();
     for (k, v) in req {
         let path = format!("/{}", escape(k));
@@ -47,7 +51,7 @@ pub(crate) fn read(req: &Extra, r: &mut Reader) -> Settings {
                                 Some(("auto", _)) => Some(Choice::Auto),
                                 Some(("any", _)) => Some(Choice::Required),
                                 Some(("tool", t)) => t
-                                    .get("name")
+                                    .field("name")
                                     .and_then(Value::as_str)
                                     .map(|n| Choice::Function(n.to_string())),
                                 _ => None,
@@ -97,12 +101,15 @@ fn read_tools(v: &Value, path: &str, s: &mut Settings, r: &mut Reader) {
             .as_object()
             .and_then(one_member)
             .and_then(|(k, spec)| (k == "toolSpec").then_some(spec));
-        match spec.and_then(|sp| Some((sp, sp.get("name")?.as_str()?))) {
+        match spec.and_then(|sp| Some((sp, sp.field("name")?.as_str()?))) {
             Some((sp, name)) => s.tools.push(Function {
                 name: name.to_string(),
-                description: sp.get("description").cloned(),
-                parameters: sp.get("inputSchema").and_then(|i| i.get("json")).cloned(),
-                strict: sp.get("strict").cloned(),
+                description: sp.field("description").cloned(),
+                parameters: sp
+                    .field("inputSchema")
+                    .and_then(|i| i.field("json"))
+                    .cloned(),
+                strict: sp.field("strict").cloned(),
             }),
             None => r.tool(format!("{path}/{i}"), t),
         }
@@ -184,9 +191,9 @@ impl Writer<'_> {
                     let schema = f
                         .parameters
                         .unwrap_or_else(|| json!({"type": "object", "properties": {}}));
-                    o.insert("inputSchema".into(), json!({ "json": schema }));
+                    o.insert("inputSchema".into(), object([("json", schema)]));
                     put_opt(&mut o, "strict", f.strict);
-                    json!({ "toolSpec": o })
+                    object([("toolSpec", Value::Object(o))])
                 })
                 .collect();
             let mut tc = Map::new();

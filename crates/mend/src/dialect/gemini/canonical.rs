@@ -14,14 +14,16 @@
 //! `function_call`, `thought_signature`, `inline_data`...), [`Form::NoRole`] (a content
 //! without `role`), [`Form::Verbatim`], [`Form::NoHistory`].
 
+use crate::json::Field;
 use serde_json::{Map, Value};
 
 use crate::canonical::{
     arguments_value, compact, with_history, Conversation, Extra, Form, Media, Message, Opaque,
-    Part, Reasoning, Role, Text, ToolCall, ToolContent, ToolResult, WriteError, Writer,
+    Part, Reasoning, RequestCopy, Role, Text, ToolCall, ToolContent, ToolResult, WriteError,
+    Writer,
 };
 
-pub(crate) fn read_request(obj: &Map<String, Value>) -> Conversation {
+pub(crate) fn read_request(obj: &Map<String, Value>, copy: RequestCopy) -> Conversation {
     let mut conv = Conversation::default();
     let mut has_history = false;
     let mut system = None;
@@ -32,7 +34,7 @@ pub(crate) fn read_request(obj: &Map<String, Value>) -> Conversation {
                 has_history = true;
             }
             ("systemInstruction" | "system_instruction", Value::Object(o))
-                if system.is_none() && matches!(o.get("parts"), Some(Value::Array(_))) =>
+                if system.is_none() && matches!(o.field("parts"), Some(Value::Array(_))) =>
             {
                 let mut m = Message::new(Role::System, Vec::new());
                 m.form = (k == "system_instruction").then_some(Form::SnakeCase);
@@ -50,7 +52,7 @@ pub(crate) fn read_request(obj: &Map<String, Value>) -> Conversation {
                 system = Some(m);
             }
             _ => {
-                conv.request.insert(k.clone(), v.clone());
+                conv.request.insert(k.clone(), copy.of(v));
             }
         }
     }
@@ -68,7 +70,7 @@ pub(crate) fn read_content(v: &Value) -> Message {
     let Some(o) = v.as_object() else {
         return Message::verbatim(Role::Other("?".into()), v.clone());
     };
-    let (role, form) = match o.get("role") {
+    let (role, form) = match o.field("role") {
         None => (Role::User, Some(Form::NoRole)),
         Some(Value::String(r)) => match r.as_str() {
             "user" => (Role::User, None),
@@ -79,7 +81,7 @@ pub(crate) fn read_content(v: &Value) -> Message {
         },
         Some(_) => return Message::verbatim(Role::Other("?".into()), v.clone()),
     };
-    let Some(Value::Array(parts)) = o.get("parts") else {
+    let Some(Value::Array(parts)) = o.field("parts") else {
         return Message::verbatim(role, v.clone());
     };
     let mut msg = Message::new(role, parts.iter().map(read_part).collect());
@@ -186,7 +188,7 @@ pub(crate) fn read_part(v: &Value) -> Part {
         let Some(c) = call.as_object() else {
             return opaque();
         };
-        let Some(name) = c.get("name").and_then(Value::as_str) else {
+        let Some(name) = c.field("name").and_then(Value::as_str) else {
             return opaque();
         };
         // A call marked as a thought has no place in the model: kept as it is.

@@ -1,12 +1,12 @@
 //! Gemini top-level settings (`generationConfig`, `toolConfig`, function declarations)
 //! <-> the neutral [`Settings`](crate::convert::settings) convert carries.
 
+use crate::json::Field;
 use serde_json::{json, Map, Value};
 
-use crate::canonical::Extra;
 use crate::chain::escape;
 use crate::convert::settings::{
-    put_opt, Choice, Format, Function, Reader, Schema, Settings, Thinking, Writer,
+    object, put_opt, Choice, Format, Function, Reader, Schema, Settings, Thinking, Writer,
 };
 use crate::convert::{Note, NoteKind};
 
@@ -29,7 +29,10 @@ fn camel(k: &str) -> String {
 
 /// The request's top-level fields as neutral settings; what has no place there is
 /// reported lost through `r`.
-pub(crate) fn read(req: &Extra, r: &mut Reader) -> Settings {
+pub(crate) fn read<'v>(
+    req: impl IntoIterator<Item = (&'v String, &'v Value)>,
+    r: &mut Reader,
+) -> Settings {
     let mut s = Settings::default();
     for (k, v) in req {
         let path = format!("/{}", escape(k));
@@ -85,18 +88,18 @@ pub(crate) fn read(req: &Extra, r: &mut Reader) -> Settings {
                             continue;
                         }
                         for (j, d) in tv.as_array().into_iter().flatten().enumerate() {
-                            let Some(name) = d.get("name").and_then(Value::as_str) else {
+                            let Some(name) = d.field("name").and_then(Value::as_str) else {
                                 r.tool(format!("{path}/{i}/{}/{j}", escape(tk)), d);
                                 continue;
                             };
                             let parameters = d
-                                .get("parametersJsonSchema")
-                                .or_else(|| d.get("parameters_json_schema"))
+                                .field("parametersJsonSchema")
+                                .or_else(|| d.field("parameters_json_schema"))
                                 .cloned()
-                                .or_else(|| d.get("parameters").map(json_schema_of_gemini));
+                                .or_else(|| d.field("parameters").map(json_schema_of_gemini));
                             s.tools.push(Function {
                                 name: name.to_string(),
-                                description: d.get("description").cloned(),
+                                description: d.field("description").cloned(),
                                 parameters,
                                 strict: None,
                             });
@@ -106,13 +109,13 @@ pub(crate) fn read(req: &Extra, r: &mut Reader) -> Settings {
             }
             "toolConfig" => {
                 let fcc = v
-                    .get("functionCallingConfig")
-                    .or_else(|| v.get("function_calling_config"));
-                let mode = fcc.and_then(|c| c.get("mode")).and_then(Value::as_str);
+                    .field("functionCallingConfig")
+                    .or_else(|| v.field("function_calling_config"));
+                let mode = fcc.and_then(|c| c.field("mode")).and_then(Value::as_str);
                 let allowed = fcc
                     .and_then(|c| {
-                        c.get("allowedFunctionNames")
-                            .or_else(|| c.get("allowed_function_names"))
+                        c.field("allowedFunctionNames")
+                            .or_else(|| c.field("allowed_function_names"))
                     })
                     .and_then(Value::as_array);
                 s.tool_choice = match (mode, allowed.map(Vec::as_slice)) {
@@ -373,8 +376,13 @@ impl Writer<'_> {
                     Value::Object(o)
                 })
                 .collect();
-            self.out
-                .insert("tools".into(), json!([{ "functionDeclarations": decls }]));
+            self.out.insert(
+                "tools".into(),
+                Value::Array(vec![object([(
+                    "functionDeclarations",
+                    Value::Array(decls),
+                )])]),
+            );
         }
         if let Some(c) = s.tool_choice {
             let fcc = match c {
@@ -383,8 +391,10 @@ impl Writer<'_> {
                 Choice::Required => json!({"mode": "ANY"}),
                 Choice::Function(n) => json!({"mode": "ANY", "allowedFunctionNames": [n]}),
             };
-            self.out
-                .insert("toolConfig".into(), json!({ "functionCallingConfig": fcc }));
+            self.out.insert(
+                "toolConfig".into(),
+                object([("functionCallingConfig", fcc)]),
+            );
         }
         if s.parallel == Some(false) {
             self.drop("parallel_tool_calls", Some(Value::Bool(false)));

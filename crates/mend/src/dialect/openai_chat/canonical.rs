@@ -11,14 +11,15 @@
 //! opaque `tool_calls` entry), [`Form::Verbatim`] (a message that is not an object with a
 //! string `role`). Keys that hold nothing (`null`, `[]`) stay in `extra`.
 
+use crate::json::Field;
 use serde_json::{Map, Value};
 
 use crate::canonical::{
     data_url, rest, split_data_url, with_history, Conversation, Form, Media, Message, Opaque, Part,
-    Reasoning, Role, Text, ToolCall, ToolContent, ToolResult, WriteError, Writer,
+    Reasoning, RequestCopy, Role, Text, ToolCall, ToolContent, ToolResult, WriteError, Writer,
 };
 
-pub(crate) fn read_request(obj: &Map<String, Value>) -> Conversation {
+pub(crate) fn read_request(obj: &Map<String, Value>, copy: RequestCopy) -> Conversation {
     let mut conv = Conversation::default();
     let mut has_history = false;
     for (k, v) in obj {
@@ -26,7 +27,7 @@ pub(crate) fn read_request(obj: &Map<String, Value>) -> Conversation {
             conv.messages = msgs.iter().map(read_message).collect();
             has_history = true;
         } else {
-            conv.request.insert(k.clone(), v.clone());
+            conv.request.insert(k.clone(), copy.of(v));
         }
     }
     if !has_history {
@@ -54,7 +55,7 @@ pub(crate) fn read_message(v: &Value) -> Message {
     let Some(m) = v.as_object() else {
         return Message::verbatim(unknown_role(), v.clone());
     };
-    let Some(wire_role) = m.get("role").and_then(Value::as_str) else {
+    let Some(wire_role) = m.field("role").and_then(Value::as_str) else {
         return Message::verbatim(unknown_role(), v.clone());
     };
     let legacy = wire_role == "function";
@@ -64,7 +65,7 @@ pub(crate) fn read_message(v: &Value) -> Message {
         Role::from_name(wire_role)
     };
     let answers = matches!(role, Role::Tool);
-    let details_readable = match m.get("reasoning_details") {
+    let details_readable = match m.field("reasoning_details") {
         Some(Value::Array(a)) => !a.is_empty() && a.iter().all(Value::is_object),
         _ => false,
     };
@@ -137,6 +138,189 @@ pub(crate) fn read_message(v: &Value) -> Message {
     msg
 }
 
+/// [`read_request`] of a body the caller gives up (convert's repaired source): the
+/// request's members, the messages' strings and the values kept as extras are moved
+/// into the conversation instead of copied. The same conversation as `read_request`
+/// with [`RequestCopy::Values`] (held by a test on every case body).
+pub(crate) fn read_request_owned(obj: Map<String, Value>) -> Conversation {
+    let mut conv = Conversation::default();
+    let mut has_history = false;
+    for (k, v) in obj {
+        match (k.as_str(), v) {
+            ("messages", Value::Array(msgs)) => {
+                conv.messages = msgs.into_iter().map(read_message_owned).collect();
+                has_history = true;
+            }
+            (_, v) => {
+                conv.request.insert(k, v);
+            }
+        }
+    }
+    if !has_history {
+        conv.form = Some(Form::NoHistory);
+    }
+    conv
+}
+
+/// [`read_message`], the message given up: its strings and extras moved.
+fn read_message_owned(v: Value) -> Message {
+    let m = match v {
+        Value::Object(m) if m.field("role").is_some_and(Value::is_string) => m,
+        other => return read_message(&other),
+    };
+    let wire_role = m.field("role").and_then(Value::as_str).unwrap_or_default();
+    let legacy = wire_role == "function";
+    let role = if legacy {
+        Role::Tool
+    } else {
+        Role::from_name(wire_role)
+    };
+    let answers = matches!(role, Role::Tool);
+    let details_readable = match m.field("reasoning_details") {
+        Some(Value::Array(a)) => !a.is_empty() && a.iter().all(Value::is_object),
+        _ => false,
+    };
+    let mut msg = Message::new(role, Vec::new());
+    if legacy {
+        msg.form = Some(Form::LegacyFunction);
+    }
+    let (mut reasoning, mut content, mut calls) = (Vec::new(), Vec::new(), Vec::new());
+    let mut result: Option<ToolResult> = None;
+    for (k, v) in m {
+        match (k.as_str(), v) {
+            ("role", _) => {}
+            ("content", v) if answers => {
+                result.get_or_insert_with(ToolResult::default).content =
+                    Some(tool_content_owned(v));
+            }
+            ("content", Value::String(s)) => {
+                content.push(Part::text(s));
+                msg.form = Some(Form::String);
+            }
+            ("content", Value::Array(parts)) if !parts.is_empty() => {
+                content.extend(parts.into_iter().map(read_content_part_owned));
+            }
+            ("tool_call_id", Value::String(s)) if answers && !legacy => {
+                result.get_or_insert_with(ToolResult::default).call_id = Some(s);
+            }
+            ("name", Value::String(s)) if legacy => {
+                result.get_or_insert_with(ToolResult::default).name = Some(s);
+            }
+            ("tool_calls", Value::Array(list)) if !list.is_empty() => {
+                calls.extend(list.into_iter().map(read_tool_call_owned));
+            }
+            ("function_call", fc) => match legacy_call(&fc) {
+                Some(call) => calls.push(Part::ToolCall(call)),
+                None => {
+                    msg.extra.insert(k, fc);
+                }
+            },
+            ("reasoning_content", Value::String(s)) => reasoning.push(Part::Reasoning(Reasoning {
+                text: Some(s),
+                form: Some(Form::ReasoningContent),
+                ..Reasoning::default()
+            })),
+            ("reasoning", Value::String(s)) if !details_readable => {
+                reasoning.push(Part::Reasoning(Reasoning {
+                    text: Some(s),
+                    form: Some(Form::ReasoningString),
+                    ..Reasoning::default()
+                }))
+            }
+            ("reasoning_details", Value::Array(list)) if details_readable => {
+                reasoning.extend(list.iter().filter_map(Value::as_object).map(read_detail));
+            }
+            (_, v) => {
+                msg.extra.insert(k, v);
+            }
+        }
+    }
+    if answers && result.is_none() {
+        result = Some(ToolResult::default());
+    }
+    msg.parts = reasoning;
+    msg.parts.append(&mut content);
+    msg.parts.append(&mut calls);
+    if let Some(mut r) = result {
+        if legacy {
+            r.form = Some(Form::LegacyFunction);
+        }
+        msg.parts.push(Part::ToolResult(r));
+    }
+    msg
+}
+
+/// [`tool_content`], the value given up.
+fn tool_content_owned(v: Value) -> ToolContent {
+    match v {
+        Value::String(s) => ToolContent::Text(s),
+        Value::Array(parts) => {
+            ToolContent::Parts(parts.into_iter().map(read_content_part_owned).collect())
+        }
+        other => ToolContent::Json(other),
+    }
+}
+
+/// [`read_content_part`], the part given up: a text part's text and extras moved (the
+/// other kinds are read as `read_content_part` reads them).
+fn read_content_part_owned(v: Value) -> Part {
+    match v {
+        Value::Object(o)
+            if o.field("type").and_then(Value::as_str) == Some("text")
+                && o.field("text").is_some_and(Value::is_string) =>
+        {
+            let mut text = Text::default();
+            for (k, v) in o {
+                match (k.as_str(), v) {
+                    ("type", _) => {}
+                    ("text", Value::String(s)) => text.text = s,
+                    (_, v) => {
+                        text.extra.insert(k, v);
+                    }
+                }
+            }
+            Part::Text(text)
+        }
+        other => read_content_part(&other),
+    }
+}
+
+/// [`read_tool_call`], the call given up: its name, arguments, id and extras moved.
+fn read_tool_call_owned(v: Value) -> Part {
+    let readable = v.as_object().is_some_and(|o| {
+        o.field("function")
+            .and_then(Value::as_object)
+            .is_some_and(|f| {
+                f.len() == 2
+                    && f.field("name").is_some_and(Value::is_string)
+                    && f.field("arguments").is_some_and(Value::is_string)
+            })
+    });
+    let o = match v {
+        Value::Object(o) if readable => o,
+        other => return read_tool_call(&other),
+    };
+    let mut call = ToolCall::default();
+    for (k, v) in o {
+        match (k.as_str(), v) {
+            ("function", Value::Object(f)) => {
+                for (fk, fv) in f {
+                    match (fk.as_str(), fv) {
+                        ("name", Value::String(s)) => call.name = s,
+                        ("arguments", Value::String(s)) => call.arguments = s,
+                        _ => {}
+                    }
+                }
+            }
+            ("id", Value::String(s)) => call.id = Some(s),
+            (_, v) => {
+                call.extra.insert(k, v);
+            }
+        }
+    }
+    Part::ToolCall(call)
+}
+
 fn tool_content(v: &Value) -> ToolContent {
     match v {
         Value::String(s) => ToolContent::Text(s.clone()),
@@ -147,8 +331,8 @@ fn tool_content(v: &Value) -> ToolContent {
 
 fn legacy_call(v: &Value) -> Option<ToolCall> {
     let o = v.as_object()?;
-    let name = o.get("name")?.as_str()?;
-    let arguments = o.get("arguments")?.as_str()?;
+    let name = o.field("name")?.as_str()?;
+    let arguments = o.field("arguments")?.as_str()?;
     if o.len() != 2 {
         return None;
     }
@@ -190,12 +374,12 @@ fn read_tool_call(v: &Value) -> Part {
     let Some(o) = v.as_object() else {
         return opaque();
     };
-    let Some(f) = o.get("function").and_then(Value::as_object) else {
+    let Some(f) = o.field("function").and_then(Value::as_object) else {
         return opaque();
     };
     let (Some(name), Some(arguments)) = (
-        f.get("name").and_then(Value::as_str),
-        f.get("arguments").and_then(Value::as_str),
+        f.field("name").and_then(Value::as_str),
+        f.field("arguments").and_then(Value::as_str),
     ) else {
         return opaque();
     };
@@ -230,9 +414,9 @@ pub(crate) fn read_content_part(v: &Value) -> Part {
     let Some(o) = v.as_object() else {
         return opaque();
     };
-    match o.get("type").and_then(Value::as_str) {
+    match o.field("type").and_then(Value::as_str) {
         Some("text") => {
-            let Some(text) = o.get("text").and_then(Value::as_str) else {
+            let Some(text) = o.field("text").and_then(Value::as_str) else {
                 return opaque();
             };
             Part::Text(Text {
@@ -242,13 +426,13 @@ pub(crate) fn read_content_part(v: &Value) -> Part {
             })
         }
         Some("image_url") => {
-            let Some(img) = o.get("image_url").and_then(Value::as_object) else {
+            let Some(img) = o.field("image_url").and_then(Value::as_object) else {
                 return opaque();
             };
-            let Some(url) = img.get("url").and_then(Value::as_str) else {
+            let Some(url) = img.field("url").and_then(Value::as_str) else {
                 return opaque();
             };
-            let detail = match img.get("detail") {
+            let detail = match img.field("detail") {
                 None => None,
                 Some(Value::String(d)) => Some(d.clone()),
                 Some(_) => return opaque(),
@@ -271,7 +455,7 @@ pub(crate) fn read_content_part(v: &Value) -> Part {
             Part::Image(media)
         }
         Some("file") => {
-            let Some(file) = o.get("file").and_then(Value::as_object) else {
+            let Some(file) = o.field("file").and_then(Value::as_object) else {
                 return opaque();
             };
             let mut media = Media {

@@ -2,19 +2,22 @@
 //! [`Settings`](crate::convert::settings) convert carries: the same settings under
 //! slightly different names (`chat` says which).
 
+use crate::json::Field;
 use serde_json::{json, Map, Value};
 
-use crate::canonical::Extra;
 use crate::chain::escape;
 use crate::convert::settings::{
-    put_opt, Choice, Format, Function, Reader, Schema, Settings, Writer,
+    object, put_opt, Choice, Format, Function, Reader, Schema, Settings, Writer,
 };
 use crate::convert::{Note, NoteKind};
 use crate::{Dialect, Profile};
 
 /// The request's top-level fields as neutral settings; what has no place there is
 /// reported lost through `r`.
-pub(crate) fn read(req: &Extra, r: &mut Reader) -> Settings {
+pub(crate) fn read<'v>(
+    req: impl IntoIterator<Item = (&'v String, &'v Value)>,
+    r: &mut Reader,
+) -> Settings {
     let chat = r.from == Dialect::OpenAiChat;
     let mut s = Settings::default();
     for (k, v) in req {
@@ -81,16 +84,16 @@ pub(crate) fn read(req: &Extra, r: &mut Reader) -> Settings {
 }
 
 fn openai_function(t: &Value, chat: bool) -> Option<Function> {
-    if t.get("type").and_then(Value::as_str) != Some("function") {
+    if t.field("type").and_then(Value::as_str) != Some("function") {
         return None;
     }
-    let f = if chat { t.get("function")? } else { t };
+    let f = if chat { t.field("function")? } else { t };
     Some(Function {
-        name: f.get("name")?.as_str()?.to_string(),
-        description: f.get("description").cloned(),
-        parameters: f.get("parameters").cloned(),
+        name: f.field("name")?.as_str()?.to_string(),
+        description: f.field("description").cloned(),
+        parameters: f.field("parameters").cloned(),
         // A Responses function tool is strict unless it says otherwise; a chat one is not.
-        strict: match f.get("strict") {
+        strict: match f.field("strict") {
             None | Some(Value::Null) if !chat => Some(Value::Bool(true)),
             other => other.cloned(),
         },
@@ -101,10 +104,13 @@ fn openai_function(t: &Value, chat: bool) -> Option<Function> {
 /// `text.format` (the schema's fields beside `type`).
 fn read_format(v: &Value) -> Option<Format> {
     let o = v.as_object()?;
-    let inner = o.get("json_schema").and_then(Value::as_object).unwrap_or(o);
+    let inner = o
+        .field("json_schema")
+        .and_then(Value::as_object)
+        .unwrap_or(o);
     let known =
         |o: &Map<String, Value>, keys: &[&str]| o.keys().all(|k| keys.contains(&k.as_str()));
-    match o.get("type").and_then(Value::as_str)? {
+    match o.field("type").and_then(Value::as_str)? {
         "text" if o.len() == 1 => Some(Format::Text),
         "json_object" if o.len() == 1 => Some(Format::JsonObject),
         "json_schema"
@@ -121,10 +127,10 @@ fn read_format(v: &Value) -> Option<Format> {
             ) && known(inner, &["type", "name", "description", "schema", "strict"]) =>
         {
             Some(Format::JsonSchema(Box::new(Schema {
-                name: inner.get("name").cloned(),
-                description: inner.get("description").cloned(),
-                schema: inner.get("schema").cloned(),
-                strict: inner.get("strict").cloned(),
+                name: inner.field("name").cloned(),
+                description: inner.field("description").cloned(),
+                schema: inner.field("schema").cloned(),
+                strict: inner.field("strict").cloned(),
             })))
         }
         _ => None,
@@ -155,7 +161,10 @@ fn format_value(f: Format, chat: bool, named: &mut bool) -> Value {
             put_opt(&mut o, "schema", schema);
             put_opt(&mut o, "strict", strict);
             if chat {
-                json!({"type": "json_schema", "json_schema": o})
+                object([
+                    ("type", "json_schema".into()),
+                    ("json_schema", Value::Object(o)),
+                ])
             } else {
                 o.insert("type".into(), "json_schema".into());
                 Value::Object(o)
@@ -172,9 +181,9 @@ fn openai_choice(v: &Value, chat: bool) -> Option<Choice> {
             "required" => Some(Choice::Required),
             _ => None,
         },
-        Value::Object(o) if o.get("type").and_then(Value::as_str) == Some("function") => {
-            let f = if chat { o.get("function")? } else { v };
-            Some(Choice::Function(f.get("name")?.as_str()?.to_string()))
+        Value::Object(o) if o.field("type").and_then(Value::as_str) == Some("function") => {
+            let f = if chat { o.field("function")? } else { v };
+            Some(Choice::Function(f.field("name")?.as_str()?.to_string()))
         }
         _ => None,
     }
@@ -224,7 +233,7 @@ impl Writer<'_> {
                     };
                     put_opt(&mut o, "strict", strict);
                     if chat {
-                        json!({"type": "function", "function": o})
+                        object([("type", "function".into()), ("function", Value::Object(o))])
                     } else {
                         Value::Object(o)
                     }
@@ -245,7 +254,7 @@ impl Writer<'_> {
             self.drop("seed", s.seed);
             self.drop("presence_penalty", s.presence_penalty);
             self.drop("frequency_penalty", s.frequency_penalty);
-            self.put("reasoning", s.effort.map(|e| json!({ "effort": e })));
+            self.put("reasoning", s.effort.map(|e| object([("effort", e)])));
         }
         self.drop("thinking", s.thinking.map(|_| Value::Bool(true)));
         if s.include_thoughts.is_some() {
@@ -273,7 +282,7 @@ impl Writer<'_> {
             if chat {
                 self.put("response_format", Some(v));
             } else {
-                self.put("text", Some(json!({ "format": v })));
+                self.put("text", Some(object([("format", v)])));
             }
         }
     }

@@ -17,14 +17,15 @@
 //! Writing splits a message of other dialects into items: each reasoning part, tool
 //! call and tool result becomes its own item, runs of content parts a message item.
 
+use crate::json::Field;
 use serde_json::{Map, Value};
 
 use crate::canonical::{
     data_url, rest, split_data_url, with_history, Conversation, Form, Media, Message, Opaque, Part,
-    Reasoning, Role, Text, ToolCall, ToolContent, ToolResult, WriteError, Writer,
+    Reasoning, RequestCopy, Role, Text, ToolCall, ToolContent, ToolResult, WriteError, Writer,
 };
 
-pub(crate) fn read_request(obj: &Map<String, Value>) -> Conversation {
+pub(crate) fn read_request(obj: &Map<String, Value>, copy: RequestCopy) -> Conversation {
     let mut conv = Conversation::default();
     let mut has_history = false;
     let mut instructions = None;
@@ -46,7 +47,7 @@ pub(crate) fn read_request(obj: &Map<String, Value>) -> Conversation {
                 instructions = Some(m);
             }
             _ => {
-                conv.request.insert(k.clone(), v.clone());
+                conv.request.insert(k.clone(), copy.of(v));
             }
         }
     }
@@ -79,7 +80,7 @@ pub(crate) fn read_item(v: &Value) -> Message {
     let Some(o) = v.as_object() else {
         return Message::verbatim(Role::Other("?".into()), v.clone());
     };
-    match o.get("type") {
+    match o.field("type") {
         None => read_message_item(o, v),
         Some(Value::String(t)) => match t.as_str() {
             "message" => read_message_item(o, v),
@@ -93,7 +94,7 @@ pub(crate) fn read_item(v: &Value) -> Message {
 }
 
 fn read_message_item(o: &Map<String, Value>, v: &Value) -> Message {
-    let Some(role) = o.get("role").and_then(Value::as_str) else {
+    let Some(role) = o.field("role").and_then(Value::as_str) else {
         return Message::verbatim(Role::Other("?".into()), v.clone());
     };
     let mut msg = Message::new(Role::from_name(role), Vec::new());
@@ -147,8 +148,8 @@ fn texts_of(list: &[Value], ty: &str) -> Option<Vec<String>> {
     list.iter()
         .map(|p| {
             let o = p.as_object()?;
-            (o.len() == 2 && o.get("type")?.as_str()? == ty)
-                .then(|| o.get("text")?.as_str().map(str::to_string))?
+            (o.len() == 2 && o.field("type")?.as_str()? == ty)
+                .then(|| o.field("text")?.as_str().map(str::to_string))?
         })
         .collect()
 }
@@ -177,10 +178,10 @@ fn read_call_item(o: &Map<String, Value>, v: &Value) -> Message {
 }
 
 fn read_output_item(o: &Map<String, Value>, v: &Value) -> Message {
-    let Some(call_id) = o.get("call_id").and_then(Value::as_str) else {
+    let Some(call_id) = o.field("call_id").and_then(Value::as_str) else {
         return Message::verbatim(Role::Tool, v.clone());
     };
-    let content = o.get("output").map(|out| match out {
+    let content = o.field("output").map(|out| match out {
         Value::String(s) => ToolContent::Text(s.clone()),
         Value::Array(parts) => ToolContent::Parts(parts.iter().map(read_content_part).collect()),
         other => ToolContent::Json(other.clone()),
@@ -205,9 +206,9 @@ pub(crate) fn read_content_part(v: &Value) -> Part {
     let Some(o) = v.as_object() else {
         return opaque();
     };
-    match o.get("type").and_then(Value::as_str) {
+    match o.field("type").and_then(Value::as_str) {
         Some("input_text" | "output_text" | "text") => {
-            let Some(text) = o.get("text").and_then(Value::as_str) else {
+            let Some(text) = o.field("text").and_then(Value::as_str) else {
                 return opaque();
             };
             Part::Text(Text {
