@@ -239,6 +239,14 @@ impl Analysis<'_> {
         groups::atomic_groups(&self.chain, self.dialect, &self.pairs, protect)
     }
 
+    /// No error-severity findings.
+    pub fn valid(&self) -> bool {
+        !self
+            .violations
+            .iter()
+            .any(|v| v.severity == Severity::Error)
+    }
+
     /// Drop the chain, keep the verdict.
     pub fn into_report(self) -> Report {
         Report {
@@ -390,7 +398,15 @@ pub fn check(bytes: &[u8], opts: &CheckOptions) -> Result<Report, Error> {
 /// Check a body read onto a [`json`] tape (the same report [`check_value`] gives for
 /// its `Value`).
 pub fn check_doc(doc: &json::Doc, opts: &CheckOptions) -> Result<Report, Error> {
-    analyze_in(doc.root(), opts).map(Analysis::into_report)
+    analyze_doc(doc, opts).map(Analysis::into_report)
+}
+
+/// [`analyze`] on the tape of a body's bytes.
+pub(crate) fn analyze_doc<'a>(
+    doc: &'a json::Doc,
+    opts: &'a CheckOptions,
+) -> Result<Analysis<'a>, Error> {
+    analyze_in(doc.root(), opts)
 }
 
 /// Check a parsed body.

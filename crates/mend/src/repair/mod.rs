@@ -173,7 +173,17 @@ pub(crate) fn repair_analyzed<'a>(
 /// [`repair`], taking the body: a body that needs nothing is handed back as it is, not
 /// copied, and the first pass moves the items it keeps instead of copying them.
 pub fn repair_owned(body: Value, opts: &RepairOptions) -> Result<Repaired, Error> {
-    let (first, back) = Run::new(Input::Owned(body), opts, &[], None)?;
+    repair_owned_analyzed(body, opts, None)
+}
+
+/// [`repair_owned`] of a body whose check the caller already ran, on the body or on the
+/// tape of its bytes (repair from bytes): `analysis` is taken as the first pass's.
+pub(crate) fn repair_owned_analyzed<'a>(
+    body: Value,
+    opts: &'a RepairOptions,
+    analysis: Option<Analysis<'a>>,
+) -> Result<Repaired, Error> {
+    let (first, back) = Run::new(Input::Owned(body), opts, &[], analysis)?;
     if first.made_worse().is_none() {
         return Ok(first.done(move || back.unwrap_or_default(), &[]));
     }

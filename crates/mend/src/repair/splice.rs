@@ -67,19 +67,20 @@ impl RepairedBytes {
 /// assert_eq!(parsed, fixed.body);
 /// ```
 pub fn repair_bytes(bytes: &[u8], opts: &RepairOptions) -> Result<RepairedBytes, Error> {
-    let mut tree = None;
     if let Some(doc) = crate::json::parse(bytes) {
-        let report = crate::check_doc(&doc, &opts.check)?;
-        if report.valid() {
-            return Ok(RepairedBytes::AsIs(report));
+        let analysis = crate::analyze_doc(&doc, &opts.check)?;
+        if analysis.valid() {
+            return Ok(RepairedBytes::AsIs(analysis.into_report()));
         }
-        // The tree from the tape the check read: no second parse of the bytes.
-        tree = doc.root().to_value();
+        // The tree from the tape the check read (no second parse of the bytes), and the
+        // first pass planned from that check (no second check).
+        if let Some(body) = doc.root().to_value() {
+            let fixed = super::repair_owned_analyzed(body, opts, Some(analysis))?;
+            let out = fixed.changed().then(|| splice(bytes, &fixed));
+            return Ok(RepairedBytes::Ran(Box::new(fixed), out));
+        }
     }
-    let body = match tree {
-        Some(body) => body,
-        None => crate::parse_body(bytes)?,
-    };
+    let body = crate::parse_body(bytes)?;
     let fixed = repair_owned(body, opts)?;
     let out = fixed.changed().then(|| splice(bytes, &fixed));
     Ok(RepairedBytes::Ran(Box::new(fixed), out))
