@@ -75,9 +75,11 @@ const ENDS_IN_ESCAPED_SPACE: u8 = 16;
 /// Strings span their content (between the quotes); other values their whole text. For
 /// an array or object, `next` is the index of the entry after its last descendant; for a
 /// string with escapes, its length unescaped. `meta` packs the kind (bits 0-2), the flags
-/// (bits 3-7) and an array's or object's element count (members for an object, bits
-/// 8-31). Object keys have no entry: a member's key is read back from the bytes before
-/// its value (`Doc::key_before`), which is exact because keys with escapes are declined.
+/// (bits 3-7) and in bits 8-31 an array's or object's element count (members for an
+/// object), or for another value that is an object member its key's length plus one (0:
+/// not known). Object keys have no entry: a member's key is read back from the bytes
+/// before its value (`Doc::key_before`), which is exact because keys with escapes are
+/// declined.
 #[derive(Debug, Clone, Copy)]
 struct Entry {
     start: u32,
@@ -115,6 +117,22 @@ impl Entry {
     fn count(&self) -> u32 {
         self.meta >> 8
     }
+
+    /// A member's key length, kept for a value that is not an array or object (whose
+    /// bits hold its count) and a key under 16 MB.
+    fn set_key_len(&mut self, len: usize) {
+        if !matches!(self.kind(), Kind::Array | Kind::Object) && len < (1 << 24) - 1 {
+            self.meta |= (len as u32 + 1) << 8;
+        }
+    }
+
+    /// The member's key length when [`Entry::set_key_len`] kept it.
+    fn key_len(&self) -> Option<usize> {
+        match self.kind() {
+            Kind::Array | Kind::Object => None,
+            _ => (self.meta >> 8).checked_sub(1).map(|n| n as usize),
+        }
+    }
 }
 
 /// A parsed body: the bytes and their tape. An object's entry is followed by each
@@ -150,33 +168,44 @@ impl<'a> Doc<'a> {
         self.tape.len()
     }
 
-    /// The key of the object member whose value starts at byte `value` (a string's
-    /// opening quote): the text between the quotes before the `:` before it. A key has
-    /// no escapes (parse declines those), so no quote inside it.
-    fn key_before(&self, value: usize) -> &'a str {
+    /// The closing quote of the key of the object member whose value starts at byte
+    /// `value` (a string's opening quote): the quote before the `:` before it.
+    fn key_close(&self, value: usize) -> usize {
         let b = self.text.as_bytes();
+        // Compact JSON, as SDKs send it: `"key":value`.
+        if value >= 2 && b[value - 1] == b':' && b[value - 2] == b'"' {
+            return value - 2;
+        }
         let mut i = value;
         while i > 0 && matches!(b[i - 1], b' ' | b'\n' | b'\t' | b'\r' | b':') {
             i -= 1;
         }
-        // b[i - 1] is the key's closing quote.
-        let close = i.saturating_sub(1);
-        let open = b[..close]
-            .iter()
-            .rposition(|&c| c == b'"')
-            .map_or(close, |o| o + 1);
+        i.saturating_sub(1)
+    }
+
+    /// The key of the member `value` (an entry in an object): the text between the quotes
+    /// before the `:` before it. A key has no escapes (parse declines those), so no quote
+    /// inside it; its length is on the entry of most values.
+    fn key_before(&self, value: &Node<'_>) -> &'a str {
+        let close = self.key_close(value.first_byte());
+        let open = match value.entry().key_len() {
+            Some(len) => close - len,
+            None => self.text.as_bytes()[..close]
+                .iter()
+                .rposition(|&c| c == b'"')
+                .map_or(close, |o| o + 1),
+        };
         self.slice(open, close)
     }
 
-    /// Whether the member whose value starts at byte `value` has the key `key`: its
-    /// bytes end the text before the `:` and a quote opens them.
-    fn key_is(&self, value: usize, key: &str) -> bool {
-        let b = self.text.as_bytes();
-        let mut i = value;
-        while i > 0 && matches!(b[i - 1], b' ' | b'\n' | b'\t' | b'\r' | b':') {
-            i -= 1;
+    /// Whether the member `value` has the key `key`: its bytes end the text before the
+    /// `:` and a quote opens them.
+    fn key_is(&self, value: &Node<'_>, key: &str) -> bool {
+        if value.entry().key_len().is_some_and(|len| len != key.len()) {
+            return false;
         }
-        let close = i.saturating_sub(1);
+        let b = self.text.as_bytes();
+        let close = self.key_close(value.first_byte());
         close > key.len()
             && b[close - key.len() - 1] == b'"'
             && &b[close - key.len()..close] == key.as_bytes()
@@ -351,7 +380,7 @@ impl<'d> Node<'d> {
     /// An object's member.
     pub fn get(&self, key: &str) -> Option<Node<'d>> {
         let mut values = self.members().node_values();
-        values.find(|v| self.doc.key_is(v.first_byte(), key))
+        values.find(|v| self.doc.key_is(v, key))
     }
 
     /// An array's item.
@@ -426,7 +455,7 @@ impl<'d> Iterator for Members<'d> {
         let value = self.node;
         self.node.at = value.skip();
         // Keys are never escaped (parse declines escaped keys), so they always borrow.
-        Some((self.node.doc.key_before(value.first_byte()), value))
+        Some((self.node.doc.key_before(&value), value))
     }
 }
 

@@ -202,7 +202,9 @@ impl Parser<'_> {
                 }
                 self.pos += 1;
                 self.skip_ws();
+                let at = self.tape.len();
                 self.value(depth + 1)?;
+                self.tape[at].set_key_len(key.end - start);
                 count += 1;
                 self.skip_ws();
                 match *self.src.get(self.pos)? {

@@ -131,15 +131,16 @@ fn a_tape_entry_stays_sixteen_bytes() {
 fn keys_are_read_back_from_the_bytes_before_each_value() {
     // Every spacing JSON allows around the colon, every kind of value after it, and
     // keys that are empty, that end another key, or hold what a value could hold.
-    let text = "{ \"a\" : 1 , \"ba\":\"x\",\"\" : [ ],\"c\"\n:\t{\"d\" :null},\"e\":true,\
+    let text =
+        "{ \"a\" : 1 , \"ba\":\"x\",\"\" : [ ],\"xc\" :[1],\"c\"\n:\t{\"d\" :null},\"e\":true,\
                 \"f:\"\r: -2 , \"g\":\"\\\"\"}";
     let doc = parse(text.as_bytes()).expect("JSON");
     let root = doc.root();
     let keys: Vec<_> = root.members().map(|(k, _)| k).collect();
-    assert_eq!(keys, ["a", "ba", "", "c", "e", "f:", "g"]);
+    assert_eq!(keys, ["a", "ba", "", "xc", "c", "e", "f:", "g"]);
     let value: serde_json::Value = serde_json::from_str(text).expect("JSON");
     for key in [
-        "a", "ba", "", "c", "e", "f:", "g", "b", "d", "ab", "f", "\"",
+        "a", "ba", "", "xc", "c", "e", "f:", "g", "b", "d", "ab", "f", "x", "\"",
     ] {
         let tape = root.get(key).map(|n| &text[n.span()]);
         let serde = value.get(key).map(|v| v.to_string());
@@ -148,6 +149,10 @@ fn keys_are_read_back_from_the_bytes_before_each_value() {
     assert_eq!(root.get("a").and_then(|n| n.as_u64()), Some(1));
     assert_eq!(root.get("ba").and_then(|n| n.as_str()), Some("x"));
     assert_eq!(root.get("").map(|n| n.kind()), Some(Kind::Array));
+    // A key that ends another key is not that key, whether the member's value keeps
+    // its key's length (a scalar or string) or not (an array or object).
+    assert_eq!(root.get("c").map(|n| n.kind()), Some(Kind::Object));
+    assert_eq!(root.get("a").map(|n| n.kind()), Some(Kind::Number));
     let c = root.get("c").expect("c");
     assert!(c.get("d").is_some_and(|n| n.is_null()));
     assert_eq!(c.members().map(|(k, _)| k).collect::<Vec<_>>(), ["d"]);
