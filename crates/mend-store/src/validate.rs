@@ -264,7 +264,7 @@ fn turn_of(v: &Violation, chain: &Chain, key: &str) -> Option<usize> {
     chain
         .turns
         .iter()
-        .position(|t| t.ptr.root == key && t.ptr.item == Some(item))
+        .position(|t| t.ptr.root_key() == key && t.ptr.item_index() == Some(item))
 }
 
 #[cfg(test)]

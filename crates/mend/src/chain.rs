@@ -15,78 +15,103 @@ use std::fmt::Write as _;
 pub use crate::role::Role;
 
 /// Where a node or turn lives in the wire body: `/{root}/{item}/{key}/{sub}`, each part
-/// optional after the root. Copy and cheap; rendered on demand.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// optional after the root. Copy and cheap (12 bytes: it is on every node and turn, so
+/// its size is a share of a check's peak memory; `tests` holds it there); rendered on
+/// demand. The two keys are held as indexes into a table of names ([`Name`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub struct Ptr {
-    /// Top-level key (`messages`, `input`, `contents`, `system`, ...), or "" for the body.
-    pub root: &'static str,
-    /// Index in the top-level array.
-    pub item: Option<u32>,
-    /// Key inside the item (`content`, `parts`, `tool_calls`).
-    pub key: Option<&'static str>,
-    /// Index inside that key's array.
-    pub sub: Option<u32>,
+    root: Name,
+    key: Name,
+    item: u32,
+    sub: u32,
 }
+
+/// An absent index.
+const NO_INDEX: u32 = u32::MAX;
 
 impl Ptr {
     /// The body itself.
     pub const BODY: Ptr = Ptr {
-        root: "",
-        item: None,
-        key: None,
-        sub: None,
+        root: Name::EMPTY,
+        key: Name::NONE,
+        item: NO_INDEX,
+        sub: NO_INDEX,
     };
+
+    fn of(
+        root: &'static str,
+        item: Option<usize>,
+        key: Option<&'static str>,
+        sub: Option<usize>,
+    ) -> Ptr {
+        let index = |i: Option<usize>| i.map_or(NO_INDEX, |i| i as u32);
+        Ptr {
+            root: Name::of(root),
+            key: key.map_or(Name::NONE, Name::of),
+            item: index(item),
+            sub: index(sub),
+        }
+    }
 
     /// A top-level key of the body.
     pub fn root(root: &'static str) -> Ptr {
-        Ptr {
-            root,
-            item: None,
-            key: None,
-            sub: None,
-        }
+        Ptr::of(root, None, None, None)
     }
 
     /// An element of a top-level array.
     pub fn item(root: &'static str, item: usize) -> Ptr {
-        Ptr {
-            root,
-            item: Some(item as u32),
-            key: None,
-            sub: None,
-        }
+        Ptr::of(root, Some(item), None, None)
     }
 
     /// A key of an element of a top-level array.
     pub fn field(root: &'static str, item: usize, key: &'static str) -> Ptr {
-        Ptr {
-            root,
-            item: Some(item as u32),
-            key: Some(key),
-            sub: None,
-        }
+        Ptr::of(root, Some(item), Some(key), None)
     }
 
     /// An element of an array under an element of a top-level array.
     pub fn sub(root: &'static str, item: usize, key: &'static str, sub: usize) -> Ptr {
+        Ptr::of(root, Some(item), Some(key), Some(sub))
+    }
+
+    /// Top-level key (`messages`, `input`, `contents`, `system`, ...), or "" for the body.
+    pub fn root_key(&self) -> &'static str {
+        self.root.text()
+    }
+
+    /// Index in the top-level array.
+    pub fn item_index(&self) -> Option<u32> {
+        (self.item != NO_INDEX).then_some(self.item)
+    }
+
+    /// Key inside the item (`content`, `parts`, `tool_calls`).
+    pub fn inner_key(&self) -> Option<&'static str> {
+        (self.key != Name::NONE).then(|| self.key.text())
+    }
+
+    /// Index inside that key's array.
+    pub fn sub_index(&self) -> Option<u32> {
+        (self.sub != NO_INDEX).then_some(self.sub)
+    }
+
+    /// The top-level value or item this points into (its key and index inside dropped).
+    pub fn without_key(self) -> Ptr {
         Ptr {
-            root,
-            item: Some(item as u32),
-            key: Some(key),
-            sub: Some(sub as u32),
+            key: Name::NONE,
+            sub: NO_INDEX,
+            ..self
         }
     }
 
     /// The value it points at in `body`, if the body still has it.
     pub fn resolve<'v>(&self, body: &'v serde_json::Value) -> Option<&'v serde_json::Value> {
-        let mut v = body.get(self.root)?;
-        if let Some(i) = self.item {
+        let mut v = body.get(self.root_key())?;
+        if let Some(i) = self.item_index() {
             v = v.get(i as usize)?;
         }
-        if let Some(k) = self.key {
+        if let Some(k) = self.inner_key() {
             v = v.get(k)?;
         }
-        if let Some(j) = self.sub {
+        if let Some(j) = self.sub_index() {
             v = v.get(j as usize)?;
         }
         Some(v)
@@ -103,18 +128,19 @@ impl Ptr {
     /// The RFC 6901 JSON pointer.
     pub fn render(&self) -> String {
         let mut s = String::new();
-        if !self.root.is_empty() {
+        let root = self.root_key();
+        if !root.is_empty() {
             s.push('/');
-            s.push_str(&escape(self.root));
+            s.push_str(&escape(root));
         }
-        if let Some(i) = self.item {
+        if let Some(i) = self.item_index() {
             let _ = write!(s, "/{i}");
         }
-        if let Some(k) = self.key {
+        if let Some(k) = self.inner_key() {
             s.push('/');
             s.push_str(&escape(k));
         }
-        if let Some(j) = self.sub {
+        if let Some(j) = self.sub_index() {
             let _ = write!(s, "/{j}");
         }
         s
@@ -132,19 +158,118 @@ pub(crate) fn escape(seg: &str) -> std::borrow::Cow<'_, str> {
 
 impl std::fmt::Display for Ptr {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if !self.root.is_empty() {
-            write!(f, "/{}", escape(self.root))?;
+        let root = self.root_key();
+        if !root.is_empty() {
+            write!(f, "/{}", escape(root))?;
         }
-        if let Some(i) = self.item {
+        if let Some(i) = self.item_index() {
             write!(f, "/{i}")?;
         }
-        if let Some(k) = self.key {
+        if let Some(k) = self.inner_key() {
             write!(f, "/{}", escape(k))?;
         }
-        if let Some(j) = self.sub {
+        if let Some(j) = self.sub_index() {
             write!(f, "/{j}")?;
         }
         Ok(())
+    }
+}
+
+/// Written as the struct of its parts, as it was when they were its fields.
+impl std::fmt::Debug for Ptr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ptr")
+            .field("root", &self.root_key())
+            .field("item", &self.item_index())
+            .field("key", &self.inner_key())
+            .field("sub", &self.sub_index())
+            .finish()
+    }
+}
+
+/// A key a [`Ptr`] names, as an index: the keys the readers point into are in `NAMES`
+/// (found by a `match`, so making a pointer stays cheap); any other is added once to a
+/// process-wide list, so a pointer can name any `&'static str`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Name(u16);
+
+/// The keys the dialect readers point into, by index; `Name(0)` is "".
+const NAMES: [&str; 16] = [
+    "",
+    "messages",
+    "input",
+    "contents",
+    "system",
+    "systemInstruction",
+    "system_instruction",
+    "instructions",
+    "tools",
+    "content",
+    "tool_calls",
+    "parts",
+    "function_call",
+    "reasoning_content",
+    "reasoning_details",
+    "reasoning",
+];
+
+/// Names outside [`NAMES`] met so far, at `NAMES.len() + i`.
+static MORE_NAMES: std::sync::Mutex<Vec<&'static str>> = std::sync::Mutex::new(Vec::new());
+
+impl Name {
+    const EMPTY: Name = Name(0);
+    const NONE: Name = Name(u16::MAX);
+
+    fn of(name: &'static str) -> Name {
+        let known = match name {
+            "" => 0,
+            "messages" => 1,
+            "input" => 2,
+            "contents" => 3,
+            "system" => 4,
+            "systemInstruction" => 5,
+            "system_instruction" => 6,
+            "instructions" => 7,
+            "tools" => 8,
+            "content" => 9,
+            "tool_calls" => 10,
+            "parts" => 11,
+            "function_call" => 12,
+            "reasoning_content" => 13,
+            "reasoning_details" => 14,
+            "reasoning" => 15,
+            _ => return Name::other(name),
+        };
+        Name(known)
+    }
+
+    fn other(name: &'static str) -> Name {
+        let mut more = MORE_NAMES
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let at = match more.iter().position(|n| *n == name) {
+            Some(at) => at,
+            None => {
+                more.push(name);
+                more.len() - 1
+            }
+        };
+        // u16::MAX is NONE; a program names a few dozen keys, never that many.
+        Name(u16::try_from(NAMES.len() + at).unwrap_or(u16::MAX - 1))
+    }
+
+    fn text(self) -> &'static str {
+        match NAMES.get(usize::from(self.0)) {
+            Some(name) => name,
+            None => {
+                let more = MORE_NAMES
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                more.get(usize::from(self.0) - NAMES.len())
+                    .copied()
+                    .unwrap_or_default()
+            }
+        }
     }
 }
 
@@ -358,7 +483,7 @@ impl<'a> Chain<'a> {
     /// a top-level system or instructions turn), in order.
     pub fn turns_under(&self, root: &str) -> Vec<usize> {
         (0..self.turns.len())
-            .filter(|&t| self.turns[t].ptr.root == root)
+            .filter(|&t| self.turns[t].ptr.root_key() == root)
             .collect()
     }
 
@@ -383,5 +508,60 @@ mod tests {
         assert_eq!(Ptr::root("contents").render(), "/contents");
         assert_eq!(Ptr::BODY.render(), "");
         assert_eq!(Ptr::item("a/b", 0).render_with("x~y"), "/a~1b/0/x~0y");
+    }
+
+    #[test]
+    fn pointers_name_any_key_and_read_back_their_parts() {
+        // Keys in the table and keys outside it, each part present or absent.
+        let names = [
+            "messages",
+            "contents",
+            "tool_calls",
+            "",
+            "toolUse",
+            "a/b",
+            "x~y",
+        ];
+        for root in names {
+            for key in names {
+                let p = Ptr::sub(root, 7, key, 2);
+                assert_eq!(
+                    (p.root_key(), p.item_index(), p.inner_key(), p.sub_index()),
+                    (root, Some(7), Some(key), Some(2))
+                );
+                assert_eq!(p, Ptr::sub(root, 7, key, 2));
+                assert_ne!(p, Ptr::sub(root, 7, key, 3));
+                let f = Ptr::field(root, 0, key);
+                assert_eq!((f.inner_key(), f.sub_index()), (Some(key), None));
+                assert_eq!(p.without_key(), Ptr::item(root, 7));
+            }
+            let r = Ptr::root(root);
+            assert_eq!(
+                (r.root_key(), r.item_index(), r.inner_key()),
+                (root, None, None)
+            );
+        }
+        assert_eq!(Ptr::root(""), Ptr::BODY);
+        assert_eq!(
+            format!("{:?}", Ptr::field("messages", 1, "content")),
+            r#"Ptr { root: "messages", item: Some(1), key: Some("content"), sub: None }"#
+        );
+    }
+
+    #[test]
+    fn chain_items_stay_small() {
+        // Every turn and node holds one; at a check's peak the chain is alive with the
+        // body and its tape (a 60 MB chat body: 130K turns, 280K nodes).
+        assert_eq!(std::mem::size_of::<Ptr>(), 12);
+        assert!(
+            std::mem::size_of::<Node>() <= 96,
+            "{}",
+            std::mem::size_of::<Node>()
+        );
+        assert!(
+            std::mem::size_of::<Turn>() <= 80,
+            "{}",
+            std::mem::size_of::<Turn>()
+        );
     }
 }

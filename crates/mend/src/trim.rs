@@ -397,7 +397,7 @@ impl<'a> Units<'a> {
             .turns
             .iter()
             .map(|t| {
-                let v = match (t.ptr.item, body.get(t.ptr.root)) {
+                let v = match (t.ptr.item_index(), body.get(t.ptr.root_key())) {
                     (Some(i), Some(root)) => root.get(i as usize),
                     (None, root) => root,
                     _ => None,
@@ -519,7 +519,7 @@ impl<'a> Units<'a> {
             let mut paths = Vec::new();
             for t in unit.turns.clone() {
                 paths.push(self.chain.turns[t].ptr.render());
-                if let Some(i) = self.chain.turns[t].ptr.item {
+                if let Some(i) = self.chain.turns[t].ptr.item_index() {
                     drop_items.insert(i as usize);
                 }
             }

@@ -12,7 +12,7 @@
 //! and reads the same (`tests/it/json_tape.rs` holds it against serde_json on fuzzed
 //! bytes). [`parse`] declines (returns `None`) every body serde_json rejects, and also the
 //! rare ones this reader does not take on: duplicate or escaped object keys, nesting past
-//! [`MAX_DEPTH`], bodies of 4 GiB or more. A caller then falls back to serde_json, which
+//! [`MAX_DEPTH`], arrays or objects of [`MAX_ELEMENTS`] or more, bodies of 4 GiB or more. A caller then falls back to serde_json, which
 //! gives the exact error text, so the verdict is the same either way.
 //!
 //! ```
@@ -42,8 +42,13 @@ pub(crate) use view::{Field, Json};
 /// Nesting this reader takes on; deeper bodies go to serde_json (which allows 127).
 pub const MAX_DEPTH: usize = 100;
 
+/// Elements (items, or members) an array or object may have on the tape (2^24 - 1): its
+/// count shares a word with its kind. A body with a larger one goes to serde_json.
+pub const MAX_ELEMENTS: u32 = (1 << 24) - 1;
+
 /// What a value is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
 pub enum Kind {
     /// `null`
     Null,
@@ -66,22 +71,73 @@ const ENDS_IN_ESCAPE: u8 = 8;
 /// ... and white space.
 const ENDS_IN_ESCAPED_SPACE: u8 = 16;
 
-/// One tape entry. Strings span their content (between the quotes); other values their
-/// whole text. For an array or object, `next` is the index of the entry after its last
-/// descendant and `aux` its element count (members for an object); for a string with
-/// escapes, `next` is its length unescaped.
+/// One tape entry, 16 bytes (`tests.rs` holds it there: the tape of a large body is a
+/// third of its size, and it is alive with the body and the chain at a check's peak).
+/// Strings span their content (between the quotes); other values their whole text. For
+/// an array or object, `next` is the index of the entry after its last descendant; for a
+/// string with escapes, its length unescaped. `meta` packs the kind (bits 0-2), the flags
+/// (bits 3-7) and in bits 8-31 an array's or object's element count (members for an
+/// object), or for another value that is an object member its key's length plus one (0:
+/// not known). Object keys have no entry: a member's key is read back from the bytes
+/// before its value (`Doc::key_before`), which is exact because keys with escapes are
+/// declined.
 #[derive(Debug, Clone, Copy)]
 struct Entry {
     start: u32,
     end: u32,
     next: u32,
-    aux: u32,
-    kind: Kind,
-    flags: u8,
+    meta: u32,
+}
+
+impl Entry {
+    fn new(kind: Kind, start: u32, end: u32, flags: u8) -> Entry {
+        Entry {
+            start,
+            end,
+            next: 0,
+            meta: kind as u32 | u32::from(flags) << 3,
+        }
+    }
+
+    fn kind(&self) -> Kind {
+        match self.meta & 7 {
+            0 => Kind::Null,
+            1 => Kind::Bool,
+            2 => Kind::Number,
+            3 => Kind::String,
+            4 => Kind::Array,
+            _ => Kind::Object,
+        }
+    }
+
+    fn flags(&self) -> u8 {
+        (self.meta >> 3 & 0x1f) as u8
+    }
+
+    /// Items of an array, members of an object.
+    fn count(&self) -> u32 {
+        self.meta >> 8
+    }
+
+    /// A member's key length, kept for a value that is not an array or object (whose
+    /// bits hold its count) and a key under 16 MB.
+    fn set_key_len(&mut self, len: usize) {
+        if !matches!(self.kind(), Kind::Array | Kind::Object) && len < (1 << 24) - 1 {
+            self.meta |= (len as u32 + 1) << 8;
+        }
+    }
+
+    /// The member's key length when [`Entry::set_key_len`] kept it.
+    fn key_len(&self) -> Option<usize> {
+        match self.kind() {
+            Kind::Array | Kind::Object => None,
+            _ => (self.meta >> 8).checked_sub(1).map(|n| n as usize),
+        }
+    }
 }
 
 /// A parsed body: the bytes and their tape. An object's entry is followed by each
-/// member's key (a string entry) and value; an array's by its items.
+/// member's value (its key is in the bytes just before it); an array's by its items.
 #[derive(Debug)]
 pub struct Doc<'a> {
     /// The body, checked as UTF-8 once (every span starts and ends at an ASCII byte).
@@ -108,9 +164,52 @@ impl<'a> Doc<'a> {
         self.text.get(start..end).unwrap_or_default()
     }
 
-    /// How many values the tape holds (object keys count as values).
+    /// How many values the tape holds (object keys are not values).
     pub fn tape_len(&self) -> usize {
         self.tape.len()
+    }
+
+    /// The closing quote of the key of the object member whose value starts at byte
+    /// `value` (a string's opening quote): the quote before the `:` before it.
+    fn key_close(&self, value: usize) -> usize {
+        let b = self.text.as_bytes();
+        // Compact JSON, as SDKs send it: `"key":value`.
+        if value >= 2 && b[value - 1] == b':' && b[value - 2] == b'"' {
+            return value - 2;
+        }
+        let mut i = value;
+        while i > 0 && matches!(b[i - 1], b' ' | b'\n' | b'\t' | b'\r' | b':') {
+            i -= 1;
+        }
+        i.saturating_sub(1)
+    }
+
+    /// The key of the member `value` (an entry in an object): the text between the quotes
+    /// before the `:` before it. A key has no escapes (parse declines those), so no quote
+    /// inside it; its length is on the entry of most values.
+    fn key_before(&self, value: &Node<'_>) -> &'a str {
+        let close = self.key_close(value.first_byte());
+        let open = match value.entry().key_len() {
+            Some(len) => close - len,
+            None => self.text.as_bytes()[..close]
+                .iter()
+                .rposition(|&c| c == b'"')
+                .map_or(close, |o| o + 1),
+        };
+        self.slice(open, close)
+    }
+
+    /// Whether the member `value` has the key `key`: its bytes end the text before the
+    /// `:` and a quote opens them.
+    fn key_is(&self, value: &Node<'_>, key: &str) -> bool {
+        if value.entry().key_len().is_some_and(|len| len != key.len()) {
+            return false;
+        }
+        let b = self.text.as_bytes();
+        let close = self.key_close(value.first_byte());
+        close > key.len()
+            && b[close - key.len() - 1] == b'"'
+            && &b[close - key.len()..close] == key.as_bytes()
     }
 }
 
@@ -170,13 +269,22 @@ impl<'d> Node<'d> {
 
     /// What the value is.
     pub fn kind(&self) -> Kind {
-        self.entry().kind
+        self.entry().kind()
+    }
+
+    /// The byte the value starts at (a string's opening quote).
+    fn first_byte(&self) -> usize {
+        let e = self.entry();
+        match e.kind() {
+            Kind::String => e.start as usize - 1,
+            _ => e.start as usize,
+        }
     }
 
     /// The value's bytes in the body, a string's quotes included.
     pub fn span(&self) -> Range<usize> {
         let e = self.entry();
-        match e.kind {
+        match e.kind() {
             Kind::String => e.start as usize - 1..e.end as usize + 1,
             _ => e.start as usize..e.end as usize,
         }
@@ -185,12 +293,12 @@ impl<'d> Node<'d> {
     /// A string's content as it is written in the body (escapes not undone).
     pub fn raw_str(&self) -> Option<&'d str> {
         let e = self.entry();
-        (e.kind == Kind::String).then(|| self.doc.slice(e.start as usize, e.end as usize))
+        (e.kind() == Kind::String).then(|| self.doc.slice(e.start as usize, e.end as usize))
     }
 
     /// Whether a string has escapes (its raw and its decoded text differ).
     pub fn has_escapes(&self) -> bool {
-        self.entry().kind == Kind::String && self.entry().flags & ESCAPED != 0
+        self.entry().kind() == Kind::String && self.entry().flags() & ESCAPED != 0
     }
 
     /// A string's text, lent for the `Doc`'s life: the body's own bytes, or, for a
@@ -207,7 +315,7 @@ impl<'d> Node<'d> {
     /// The index of the entry after this value and its descendants.
     fn skip(&self) -> u32 {
         let e = self.entry();
-        match e.kind {
+        match e.kind() {
             Kind::Array | Kind::Object => e.next,
             _ => self.at + 1,
         }
@@ -225,7 +333,7 @@ impl<'d> Node<'d> {
     /// `true` or `false`.
     pub fn as_bool(&self) -> Option<bool> {
         let e = self.entry();
-        (e.kind == Kind::Bool).then_some(e.flags & TRUE != 0)
+        (e.kind() == Kind::Bool).then_some(e.flags() & TRUE != 0)
     }
 
     /// Whether the value is `null`.
@@ -236,7 +344,7 @@ impl<'d> Node<'d> {
     /// A number's text.
     pub fn number_text(&self) -> Option<&'d str> {
         let e = self.entry();
-        (e.kind == Kind::Number).then(|| self.doc.slice(e.start as usize, e.end as usize))
+        (e.kind() == Kind::Number).then(|| self.doc.slice(e.start as usize, e.end as usize))
     }
 
     /// A number as a `u64`, as `serde_json::Value::as_u64` reads it (integers only).
@@ -260,7 +368,7 @@ impl<'d> Node<'d> {
     /// Items of an array, members of an object, 0 otherwise.
     pub fn len(&self) -> usize {
         match self.kind() {
-            Kind::Array | Kind::Object => self.entry().aux as usize,
+            Kind::Array | Kind::Object => self.entry().count() as usize,
             _ => 0,
         }
     }
@@ -272,7 +380,8 @@ impl<'d> Node<'d> {
 
     /// An object's member.
     pub fn get(&self, key: &str) -> Option<Node<'d>> {
-        self.members().find(|(k, _)| *k == key).map(|(_, v)| v)
+        let mut values = self.members().node_values();
+        values.find(|v| self.doc.key_is(v, key))
     }
 
     /// An array's item.
@@ -286,7 +395,7 @@ impl<'d> Node<'d> {
     /// An array's items (nothing for anything else).
     pub fn items(&self) -> Items<'d> {
         let e = self.entry();
-        let (at, end) = match e.kind {
+        let (at, end) = match e.kind() {
             Kind::Array => (self.at + 1, e.next),
             _ => (0, 0),
         };
@@ -299,7 +408,7 @@ impl<'d> Node<'d> {
     /// An object's members in body order, keys unescaped (nothing for anything else).
     pub fn members(&self) -> Members<'d> {
         let e = self.entry();
-        let (at, end) = match e.kind {
+        let (at, end) = match e.kind() {
             Kind::Object => (self.at + 1, e.next),
             _ => (0, 0),
         };
@@ -344,10 +453,19 @@ impl<'d> Iterator for Members<'d> {
         if self.node.at >= self.end {
             return None;
         }
-        let key = self.node;
-        let value = self.node.node_at(key.at + 1);
+        let value = self.node;
         self.node.at = value.skip();
         // Keys are never escaped (parse declines escaped keys), so they always borrow.
-        Some((key.raw_str().unwrap_or_default(), value))
+        Some((self.node.doc.key_before(&value), value))
+    }
+}
+
+impl<'d> Members<'d> {
+    /// The members' values only, their keys not read.
+    fn node_values(self) -> Items<'d> {
+        Items {
+            node: self.node,
+            end: self.end,
+        }
     }
 }

@@ -3,12 +3,14 @@
 use std::collections::HashSet;
 
 use super::{
-    scan, Doc, Entry, Kind, ENDS_IN_ESCAPE, ENDS_IN_ESCAPED_SPACE, ESCAPED, MAX_DEPTH, TRUE,
+    scan, Doc, Entry, Kind, ENDS_IN_ESCAPE, ENDS_IN_ESCAPED_SPACE, ESCAPED, MAX_DEPTH,
+    MAX_ELEMENTS, TRUE,
 };
 
 /// Read `bytes` as one JSON document onto a tape; `None` when serde_json would reject it,
 /// or when it is one of the rare bodies this reader leaves to serde_json (duplicate or
-/// escaped keys, nesting past [`MAX_DEPTH`], 4 GiB or more).
+/// escaped keys, nesting past [`MAX_DEPTH`], [`MAX_ELEMENTS`] in one array or object,
+/// 4 GiB or more).
 pub fn parse(bytes: &[u8]) -> Option<Doc<'_>> {
     if u32::try_from(bytes.len()).is_err() {
         return None;
@@ -18,7 +20,7 @@ pub fn parse(bytes: &[u8]) -> Option<Doc<'_>> {
     let mut p = Parser {
         src: bytes,
         pos: 0,
-        // A conversation body runs to one value per ~40 bytes. Reserving for one per 16
+        // A conversation body runs to one value per ~70 bytes. Reserving for one per 16
         // costs address space only (pages never written are never resident) and spares
         // the copy of a grown tape.
         tape: super::spare_tape(bytes.len() / 16 + 4),
@@ -50,14 +52,8 @@ impl Parser<'_> {
     }
 
     fn push(&mut self, kind: Kind, start: usize, end: usize, flags: u8) -> usize {
-        self.tape.push(Entry {
-            start: start as u32,
-            end: end as u32,
-            next: 0,
-            aux: 0,
-            kind,
-            flags,
-        });
+        self.tape
+            .push(Entry::new(kind, start as u32, end as u32, flags));
         self.tape.len() - 1
     }
 
@@ -175,8 +171,7 @@ impl Parser<'_> {
             }
         }
         self.pos += 1;
-        self.close(at, count);
-        Some(())
+        self.close(at, count)
     }
 
     fn object(&mut self, depth: usize) -> Option<()> {
@@ -193,19 +188,23 @@ impl Parser<'_> {
                 if self.src.get(self.pos) != Some(&b'"') {
                     return None;
                 }
-                let key = self.string()?;
-                let k = self.tape[key];
-                if k.flags & ESCAPED != 0 {
+                // A key has no entry: it is read back from the bytes before its value.
+                let start = self.pos + 1;
+                let key = scan::string_end(self.src, start)?;
+                if key.escaped {
                     return None; // an escaped key may equal another spelled plainly
                 }
-                self.keys.push((k.start, k.end));
+                self.keys.push((start as u32, key.end as u32));
+                self.pos = key.end + 1;
                 self.skip_ws();
                 if self.src.get(self.pos) != Some(&b':') {
                     return None;
                 }
                 self.pos += 1;
                 self.skip_ws();
+                let at = self.tape.len();
                 self.value(depth + 1)?;
+                self.tape[at].set_key_len(key.end - start);
                 count += 1;
                 self.skip_ws();
                 match *self.src.get(self.pos)? {
@@ -223,16 +222,20 @@ impl Parser<'_> {
             return None; // serde_json keeps the last value at the first key's place
         }
         self.keys.truncate(keys_from);
-        self.close(at, count);
-        Some(())
+        self.close(at, count)
     }
 
-    fn close(&mut self, at: usize, count: u32) {
+    /// An array's or object's entry, once its last element is read.
+    fn close(&mut self, at: usize, count: u32) -> Option<()> {
+        if count > MAX_ELEMENTS {
+            return None;
+        }
         let next = self.tape.len() as u32;
         let e = &mut self.tape[at];
         e.end = self.pos as u32;
         e.next = next;
-        e.aux = count;
+        e.meta |= count << 8;
+        Some(())
     }
 }
 

@@ -119,3 +119,55 @@ fn declines_what_it_leaves_to_serde_json() {
     let deeper = format!("{}{}", "[".repeat(MAX_DEPTH + 1), "]".repeat(MAX_DEPTH + 1));
     assert!(!accepts(&deeper));
 }
+
+#[test]
+fn a_tape_entry_stays_sixteen_bytes() {
+    // At a check's peak the tape is alive with the body and the chain: on a 60 MB body
+    // at 20 bytes an entry and an entry per key it was half the body's size.
+    assert_eq!(std::mem::size_of::<Entry>(), 16);
+}
+
+#[test]
+fn keys_are_read_back_from_the_bytes_before_each_value() {
+    // Every spacing JSON allows around the colon, every kind of value after it, and
+    // keys that are empty, that end another key, or hold what a value could hold.
+    let text =
+        "{ \"a\" : 1 , \"ba\":\"x\",\"\" : [ ],\"xc\" :[1],\"c\"\n:\t{\"d\" :null},\"e\":true,\
+                \"f:\"\r: -2 , \"g\":\"\\\"\"}";
+    let doc = parse(text.as_bytes()).expect("JSON");
+    let root = doc.root();
+    let keys: Vec<_> = root.members().map(|(k, _)| k).collect();
+    assert_eq!(keys, ["a", "ba", "", "xc", "c", "e", "f:", "g"]);
+    let value: serde_json::Value = serde_json::from_str(text).expect("JSON");
+    for key in [
+        "a", "ba", "", "xc", "c", "e", "f:", "g", "b", "d", "ab", "f", "x", "\"",
+    ] {
+        let tape = root.get(key).map(|n| &text[n.span()]);
+        let serde = value.get(key).map(|v| v.to_string());
+        assert_eq!(tape.is_some(), serde.is_some(), "{key:?}");
+    }
+    assert_eq!(root.get("a").and_then(|n| n.as_u64()), Some(1));
+    assert_eq!(root.get("ba").and_then(|n| n.as_str()), Some("x"));
+    assert_eq!(root.get("").map(|n| n.kind()), Some(Kind::Array));
+    // A key that ends another key is not that key, whether the member's value keeps
+    // its key's length (a scalar or string) or not (an array or object).
+    assert_eq!(root.get("c").map(|n| n.kind()), Some(Kind::Object));
+    assert_eq!(root.get("a").map(|n| n.kind()), Some(Kind::Number));
+    let c = root.get("c").expect("c");
+    assert!(c.get("d").is_some_and(|n| n.is_null()));
+    assert_eq!(c.members().map(|(k, _)| k).collect::<Vec<_>>(), ["d"]);
+    assert_eq!(root.get("e").and_then(|n| n.as_bool()), Some(true));
+    assert_eq!(root.get("g").and_then(|n| n.as_str()), Some("\""));
+}
+
+#[test]
+fn declines_an_array_or_object_past_the_element_limit() {
+    let max = MAX_ELEMENTS as usize;
+    let items = |n: usize| format!("[{}0]", "0,".repeat(n - 1));
+    assert!(accepts(&items(max)));
+    assert_eq!(
+        parse(items(max).as_bytes()).map(|d| d.root().len()),
+        Some(max)
+    );
+    assert!(!accepts(&items(max + 1)));
+}

@@ -210,8 +210,8 @@ impl<'a> Json<'a> for Node<'a> {
         }
         // What the parse learnt of the string: its length and how it ends.
         let e = self.entry();
-        let trailing_space = if e.flags & ENDS_IN_ESCAPE != 0 {
-            e.flags & ENDS_IN_ESCAPED_SPACE != 0
+        let trailing_space = if e.flags() & ENDS_IN_ESCAPE != 0 {
+            e.flags() & ENDS_IN_ESCAPED_SPACE != 0
         } else {
             raw.chars().last().is_some_and(char::is_whitespace)
         };

@@ -91,7 +91,12 @@ impl<'p, 'a> Fixer<'p, 'a> {
 
     /// The history item index of turn `t`.
     pub(crate) fn item_of_turn(&self, t: usize) -> Option<usize> {
-        self.chain().turns.get(t)?.ptr.item.map(|i| i as usize)
+        self.chain()
+            .turns
+            .get(t)?
+            .ptr
+            .item_index()
+            .map(|i| i as usize)
     }
 
     /// The wire value of node `n`.
@@ -137,10 +142,10 @@ impl<'p, 'a> Fixer<'p, 'a> {
 
     /// Set (`Some`) or remove (`None`) a field on the item of `ptr`, or on its element.
     pub(crate) fn set_field(&mut self, ptr: Ptr, name: &str, value: Option<Value>) -> bool {
-        let Some(item) = ptr.item.map(|i| i as usize) else {
+        let Some(item) = ptr.item_index().map(|i| i as usize) else {
             return false;
         };
-        let sub = match (ptr.key, ptr.sub) {
+        let sub = match (ptr.inner_key(), ptr.sub_index()) {
             (Some(k), Some(j)) => Some((k, j as usize)),
             _ => None,
         };
@@ -500,7 +505,13 @@ enum Target {
 fn target_for(a: &Analysis, n: usize) -> Target {
     let chain = &a.chain;
     let c = chain.nodes[n].turn;
-    let item = |t: usize| chain.turns[t].ptr.item.map(|i| i as usize).unwrap_or(0);
+    let item = |t: usize| {
+        chain.turns[t]
+            .ptr
+            .item_index()
+            .map(|i| i as usize)
+            .unwrap_or(0)
+    };
     match a.dialect {
         Dialect::OpenAiChat | Dialect::OpenAiResponses => {
             // After the run of tool results (and, in Responses, sibling calls) that follows.
@@ -597,7 +608,7 @@ fn place(p: &mut Plan, a: &Analysis, body: &Value, target: Target, values: Vec<V
 /// Drop the node `n`: a whole item where the node is the item, else the element.
 fn drop_node(p: &mut Plan, a: &Analysis, n: usize) {
     let ptr = a.chain.nodes[n].ptr;
-    match (ptr.item, ptr.key, ptr.sub) {
+    match (ptr.item_index(), ptr.inner_key(), ptr.sub_index()) {
         (Some(i), Some(k), Some(j)) => {
             p.drop_subs.insert((i as usize, k, j as usize));
         }
@@ -609,7 +620,7 @@ fn drop_node(p: &mut Plan, a: &Analysis, n: usize) {
 }
 
 fn replace_node(p: &mut Plan, ptr: Ptr, value: Value) {
-    match (ptr.item, ptr.key, ptr.sub) {
+    match (ptr.item_index(), ptr.inner_key(), ptr.sub_index()) {
         (Some(i), Some(k), Some(j)) => {
             p.replace_subs.insert((i as usize, k, j as usize), value);
         }
@@ -695,8 +706,8 @@ fn id_field_edit(d: Dialect, ptr: Ptr, is_call: bool, id: &str) -> Option<FieldE
     if d == Dialect::Gemini {
         return None;
     }
-    let item = ptr.item? as usize;
-    let sub = match (ptr.key, ptr.sub) {
+    let item = ptr.item_index()? as usize;
+    let sub = match (ptr.inner_key(), ptr.sub_index()) {
         (Some(k), Some(j)) => Some((k, j as usize)),
         _ => None,
     };

@@ -388,7 +388,7 @@ fn gemini_turn_is_not_empty(ctx: &Ctx, t: usize, out: &mut Vec<Violation>) {
                     ctx.at_node(Rule::EmptyContent, turn.first + k, format!("the part at {p} sets none of text, inlineData, fileData, functionCall or functionResponse"))
                         .provider(Some(format!(
                             "* GenerateContentRequest.contents[{ix}].parts[{}].data: required oneof field 'data' must have one initialized field",
-                            n.ptr.sub.unwrap_or(0)
+                            n.ptr.sub_index().unwrap_or(0)
                         )))
                 );
         }
@@ -420,7 +420,7 @@ fn converse_message_is_not_empty(ctx: &Ctx, t: usize, out: &mut Vec<Violation>) 
                     )
                     .provider(Some(format!(
                         "The text field in the ContentBlock object at messages.{ix}.content.{} is blank. Add text to the text field, and try again.",
-                        n.ptr.sub.unwrap_or(0)
+                        n.ptr.sub_index().unwrap_or(0)
                     ))),
                 );
         }
@@ -495,11 +495,11 @@ pub(crate) fn prefill_has_no_trailing_whitespace(ctx: &Ctx, out: &mut Vec<Violat
     let node = chain.nodes.iter().rposition(|n| n.ptr == ptr);
     // The text's own node when it has one (a block), else the message (string content).
     let turn = node.map(|n| chain.nodes[n].turn).or_else(|| {
-        let item = ptr.item?;
+        let item = ptr.item_index()?;
         chain
             .turns
             .iter()
-            .rposition(|t| t.ptr.root == ptr.root && t.ptr.item == Some(item))
+            .rposition(|t| t.ptr.root_key() == ptr.root_key() && t.ptr.item_index() == Some(item))
     });
     let v = Violation::error(
         Rule::Malformed,
@@ -540,7 +540,7 @@ fn fill_or_drop_the_empty(fx: &mut Fixer, v: &Violation) {
     });
     if let Some(n) = signed_part {
         let ptr = chain.nodes[n].ptr;
-        if ptr.sub.is_some() && fx.claim(n) && fx.set_field(ptr, "text", Some(json!(""))) {
+        if ptr.sub_index().is_some() && fx.claim(n) && fx.set_field(ptr, "text", Some(json!(""))) {
             let detail =
                 "gave the signature-only part an empty text, keeping its thought signature";
             fx.note(v.rule, v.path.clone(), "set", detail.into());
@@ -586,7 +586,7 @@ fn reshape_the_known_defects(fx: &mut Fixer, v: &Violation) {
             else {
                 return;
             };
-            if ptr.item.is_some() && fx.set_field(ptr, "tool_calls", None) {
+            if ptr.item_index().is_some() && fx.set_field(ptr, "tool_calls", None) {
                 let detail = "removed the empty tool_calls array";
                 fx.note(v.rule, v.path.clone(), "drop", detail.into());
             }
@@ -594,7 +594,7 @@ fn reshape_the_known_defects(fx: &mut Fixer, v: &Violation) {
         Some(Defect::ReasoningWithoutSummary) => {
             let Some(t) = v.loc.turn else { return };
             let ptr = fx.chain().turns[t].ptr;
-            if ptr.item.is_some() && fx.set_field(ptr, "summary", Some(json!([]))) {
+            if ptr.item_index().is_some() && fx.set_field(ptr, "summary", Some(json!([]))) {
                 let detail =
                     "added the required summary, empty: the reasoning item came without one";
                 fx.note(v.rule, v.path.clone(), "set", detail.into());
@@ -683,7 +683,7 @@ fn reshape_the_known_defects(fx: &mut Fixer, v: &Violation) {
             let Some(value) = fx.value_at(ptr).and_then(|it| it.get(field)) else {
                 return;
             };
-            if ptr.item.is_some()
+            if ptr.item_index().is_some()
                 && fx.set_field(ptr, field, Some(Value::String(value.to_string())))
             {
                 let detail = "wrote the tool's output object as its JSON text, which the API takes";
@@ -726,8 +726,8 @@ fn keep_four_breakpoints(fx: &mut Fixer, v: &Violation) {
         };
         let at: Vec<usize> = dropped
             .iter()
-            .filter(|p| p.root == root)
-            .filter_map(|p| p.item.map(|i| i as usize))
+            .filter(|p| p.root_key() == root)
+            .filter_map(|p| p.item_index().map(|i| i as usize))
             .collect();
         if at.is_empty() {
             continue;
@@ -740,7 +740,7 @@ fn keep_four_breakpoints(fx: &mut Fixer, v: &Violation) {
         }
         fx.set_body_field(root, Some(Value::Array(items)));
     }
-    for p in dropped.iter().filter(|p| p.root == "messages") {
+    for p in dropped.iter().filter(|p| p.root_key() == "messages") {
         fx.set_field(*p, "cache_control", None);
     }
     for p in &dropped {
@@ -767,17 +767,9 @@ fn trim_the_prefill(fx: &mut Fixer, v: &Violation) {
         return;
     };
     let trimmed = json!(text.trim_end());
-    let set = match (ptr.key, ptr.sub) {
+    let set = match (ptr.inner_key(), ptr.sub_index()) {
         (Some(_), Some(_)) => fx.set_field(ptr, "text", Some(trimmed)),
-        _ => fx.set_field(
-            crate::chain::Ptr {
-                key: None,
-                sub: None,
-                ..ptr
-            },
-            "content",
-            Some(trimmed),
-        ),
+        _ => fx.set_field(ptr.without_key(), "content", Some(trimmed)),
     };
     if set {
         let detail = "removed the trailing white space of the final assistant text";

@@ -292,14 +292,14 @@ impl Ctx<'_, '_> {
         self.chain.nodes[node].ptr.render()
     }
     fn turn_ix(&self, turn: usize) -> u32 {
-        self.chain.turns[turn].ptr.item.unwrap_or(0)
+        self.chain.turns[turn].ptr.item_index().unwrap_or(0)
     }
     fn node_sub(&self, node: usize) -> Option<u32> {
-        self.chain.nodes[node].ptr.sub
+        self.chain.nodes[node].ptr.sub_index()
     }
     /// Turns of the history proper (not a top-level `system` / `systemInstruction`).
     fn is_history(&self, t: &Turn) -> bool {
-        t.ptr.root == self.dialect.history_key()
+        t.ptr.root_key() == self.dialect.history_key()
     }
     /// The indices of the history turns, in order.
     fn history(&self) -> Vec<usize> {

@@ -708,7 +708,7 @@ fn restore_or_unlink_the_output(fx: &mut Fixer, v: &Violation) {
 fn drop_the_unstored_item(fx: &mut Fixer, v: &Violation) {
     let Some(n) = v.loc.node else { return };
     // Another finding about the same item may have dropped it already this pass.
-    let item = fx.chain().nodes[n].ptr.item.map(|i| i as usize);
+    let item = fx.chain().nodes[n].ptr.item_index().map(|i| i as usize);
     if item.is_some_and(|i| fx.plan.drop_items.contains(&i)) {
         return;
     }
@@ -725,7 +725,7 @@ fn drop_the_unstored_item(fx: &mut Fixer, v: &Violation) {
 fn add_empty_reasoning_content(fx: &mut Fixer, v: &Violation) {
     let Some(t) = v.loc.turn else { return };
     let ptr = fx.chain().turns[t].ptr;
-    if ptr.item.is_some() && fx.set_field(ptr, "reasoning_content", Some(json!(""))) {
+    if ptr.item_index().is_some() && fx.set_field(ptr, "reasoning_content", Some(json!(""))) {
         let detail =
             "added an empty reasoning_content, which the provider accepts in place of the lost one";
         fx.note(v.rule, v.path.clone(), "set", detail.into());

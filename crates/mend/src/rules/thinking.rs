@@ -559,7 +559,7 @@ fn put_thinking_first(fx: &mut Fixer, v: &Violation) {
         .turn_nodes(t)
         .iter()
         .filter(|m| matches!(m.kind, NodeKind::Reasoning { .. }))
-        .filter_map(|m| m.ptr.sub.map(|j| j as usize))
+        .filter_map(|m| m.ptr.sub_index().map(|j| j as usize))
         .collect();
     let (thinking, rest): (Vec<_>, Vec<_>) = blocks
         .iter()
@@ -671,7 +671,7 @@ fn give_the_call_its_signature(fx: &mut Fixer, v: &Violation) {
     let Some(n) = v.loc.node else { return };
     let chain = fx.chain();
     let ptr = chain.nodes[n].ptr;
-    if ptr.sub.is_none() {
+    if ptr.sub_index().is_none() {
         return;
     }
     let field = signature_field(fx.value_at(ptr), "function_call");
@@ -679,7 +679,7 @@ fn give_the_call_its_signature(fx: &mut Fixer, v: &Violation) {
         .turn_nodes(chain.nodes[n].turn)
         .iter()
         .find(|m| m.ptr != ptr && matches!(m.kind, NodeKind::Call { signed: true, .. }));
-    if let Some(other) = stray.filter(|o| o.ptr.sub.is_some()) {
+    if let Some(other) = stray.filter(|o| o.ptr.sub_index().is_some()) {
         let part = fx.value_at(other.ptr);
         let sig = part
             .and_then(|p| {

@@ -358,7 +358,7 @@ proptest! {
         let groups = analysis.groups(0);
         let unit_of_item = |i: usize| {
             groups.units.iter().position(|u| {
-                u.turns.clone().any(|t| analysis.chain.turns[t].ptr.item == Some(i as u32))
+                u.turns.clone().any(|t| analysis.chain.turns[t].ptr.item_index() == Some(i as u32))
             })
         };
         let touched_units: Vec<usize> = named.iter().filter_map(|&i| unit_of_item(i)).collect();
