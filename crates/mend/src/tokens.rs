@@ -194,6 +194,7 @@ impl Loaded {
     /// (`_byte_pair_merge`): the adjacent pair of lowest rank merged first, the leftmost
     /// of equal ones, until no pair is a token. A long piece goes to `bpe-openai`'s
     /// encoder (the same count), as the merge is quadratic.
+    #[inline(never)]
     fn merge_count(&self, b: &[u8], start: usize, end: usize) -> usize {
         const MAX: usize = 64;
         let n = end - start;
@@ -265,6 +266,26 @@ impl Vocab {
         let b = text.as_bytes();
         let mut n = 0;
         let mut pieces = Pieces::new(self, text);
+        if self == Vocab::O200k {
+            // The ASCII path inline, the matcher for the rest.
+            let mut p = 0;
+            while p < b.len() {
+                let e = match pieces.o200k_ascii(p) {
+                    Some(e) => e,
+                    None => {
+                        pieces.pos = p;
+                        pieces.next_range().map_or(b.len(), |r| r.1)
+                    }
+                };
+                n += if l.is_token(b, p, e) {
+                    1
+                } else {
+                    l.merge_count(b, p, e)
+                };
+                p = e;
+            }
+            return n;
+        }
         while let Some((start, end)) = pieces.next_range() {
             n += if l.is_token(b, start, end) {
                 1
