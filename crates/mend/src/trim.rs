@@ -89,9 +89,15 @@ impl Counter {
     /// Tokens of one history item: the text of every string in it (keys excluded) plus
     /// three tokens of per-message framing, as OpenAI's counting guide does.
     pub fn count_item(self, item: &Value) -> usize {
-        let mut text = String::new();
-        collect_text(item, &mut text);
-        3 + self.count(&text)
+        self.count_item_in(item, &mut String::new())
+    }
+
+    /// [`Counter::count_item`], gathering the text in `buf` (cleared first), so counting
+    /// item after item reuses one buffer.
+    fn count_item_in(self, item: &Value, buf: &mut String) -> usize {
+        buf.clear();
+        collect_text(item, buf);
+        3 + self.count(buf)
     }
 }
 
@@ -106,8 +112,10 @@ fn collect_text(v: &Value, out: &mut String) {
         Value::Array(a) => a.iter().for_each(|x| collect_text(x, out)),
         Value::Object(o) => o.values().for_each(|x| collect_text(x, out)),
         Value::Number(n) => {
+            use std::fmt::Write;
             out.push(' ');
-            out.push_str(&n.to_string());
+            // Writing to a String cannot fail.
+            let _ = write!(out, "{n}");
         }
         Value::Null | Value::Bool(_) => {}
     }
@@ -123,6 +131,8 @@ pub struct TokenCache {
     /// process-wide cache serves every caller of the Python binding) cannot craft two
     /// that collide and so read another's count.
     keys: std::collections::hash_map::RandomState,
+    /// The buffer an item's text is gathered in.
+    text: String,
 }
 
 impl TokenCache {
@@ -137,7 +147,7 @@ impl TokenCache {
         if self.counts.len() >= Self::LIMIT {
             self.counts.clear();
         }
-        let n = counter.count_item(item);
+        let n = counter.count_item_in(item, &mut self.text);
         self.counts.insert(key, n);
         n
     }
@@ -153,16 +163,17 @@ impl TokenCache {
     }
 }
 
-/// Where item counts come from: counted afresh, or through a cache.
+/// Where item counts come from: counted afresh (the text gathered in one buffer), or
+/// through a cache.
 enum Counts<'c> {
-    Fresh,
+    Fresh(String),
     Cached(&'c mut TokenCache),
 }
 
 impl Counts<'_> {
     fn count(&mut self, counter: Counter, item: &Value) -> usize {
         match self {
-            Counts::Fresh => counter.count_item(item),
+            Counts::Fresh(buf) => counter.count_item_in(item, buf),
             Counts::Cached(cache) => cache.count(counter, item),
         }
     }
@@ -268,7 +279,7 @@ pub struct Trimmed {
 /// assert!(trimmed.violations.is_empty()); // and no group is cut
 /// ```
 pub fn trim(body: &Value, opts: &TrimOptions) -> Result<Trimmed, Error> {
-    trim_counted(body, opts, &mut Counts::Fresh)
+    trim_counted(body, opts, &mut Counts::Fresh(String::new()))
 }
 
 /// Trim, reusing token counts from earlier calls.
@@ -393,11 +404,21 @@ impl<'a> Units<'a> {
     ) -> Units<'a> {
         let chain = &analysis.chain;
         let groups = analysis.groups(protect);
+        // The turns' top-level member, looked up once for a run of turns under it.
+        let mut last_root: Option<(&str, Option<&Value>)> = None;
         let turn_tokens: Vec<usize> = chain
             .turns
             .iter()
             .map(|t| {
-                let v = match (t.ptr.item_index(), body.get(t.ptr.root_key())) {
+                let root = match last_root {
+                    Some((name, v)) if name == t.ptr.root_key() => v,
+                    _ => {
+                        let v = body.get(t.ptr.root_key());
+                        last_root = Some((t.ptr.root_key(), v));
+                        v
+                    }
+                };
+                let v = match (t.ptr.item_index(), root) {
                     (Some(i), Some(root)) => root.get(i as usize),
                     (None, root) => root,
                     _ => None,
