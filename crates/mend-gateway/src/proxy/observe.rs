@@ -273,6 +273,11 @@ impl Observed {
         }
     }
 
+    /// Whether the exchange has spans (traces on).
+    pub(super) fn traced(&self) -> bool {
+        self.traced.is_some()
+    }
+
     /// Whether the response body is wanted once it ends (for its usage).
     pub(super) fn wants_body(&self, status: StatusCode) -> bool {
         status.is_success()
