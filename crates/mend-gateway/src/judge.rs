@@ -18,6 +18,7 @@ use mend::{CheckOptions, Dialect, Violation};
 use serde_json::Value;
 
 use crate::config::Mode;
+use crate::head::{self, RequestHead};
 
 /// What to do with a request.
 #[derive(Debug)]
@@ -43,6 +44,9 @@ pub(crate) struct Verdict {
     pub unchecked_because: Option<String>,
     /// Why a repair was made but not forwarded (`x-mend-repair-skipped`).
     pub repair_skipped: Option<&'static str>,
+    /// The body's top-level `model` and `stream`, read off the check's tape when the
+    /// check read the body onto one (`None`: not read; the log line skims the bytes).
+    pub head: Option<RequestHead>,
 }
 
 impl Verdict {
@@ -57,6 +61,7 @@ impl Verdict {
             parsed,
             unchecked_because: None,
             repair_skipped: None,
+            head: None,
         }
     }
 
@@ -134,7 +139,17 @@ pub(crate) fn judge(mode: Mode, target: &Target<'_>, body: &[u8]) -> Verdict {
         return Verdict::pass("off", None);
     }
     let opts = target.options();
-    let report = match mend::check(body, &opts) {
+    // `mend::check` reads the bytes onto a tape, or for a body the tape declines into a
+    // `Value`; the tape is read here so the log line's `model` and `stream` come off it
+    // too (a declined body goes to `mend::check`, whose tape attempt fails the same way).
+    let doc = mend::json::parse(body);
+    let checked = match &doc {
+        Some(doc) => mend::check_doc(doc, &opts),
+        None => mend::check(body, &opts),
+    };
+    let head = doc.as_ref().map(head::from_doc);
+    drop(doc);
+    let report = match checked {
         Ok(r) => r,
         Err(mend::Error::Parse(e)) => {
             return Verdict::unreadable(mode, format!("not JSON: {e}"), None)
@@ -143,10 +158,25 @@ pub(crate) fn judge(mode: Mode, target: &Target<'_>, body: &[u8]) -> Verdict {
     };
     if let Some(v) = mend::unreadable_history(report.dialect, &report.violations) {
         let why = format!("no readable history: {}", v.message);
-        return Verdict::unreadable(mode, why, None);
+        return Verdict {
+            head,
+            ..Verdict::unreadable(mode, why, None)
+        };
     }
     let valid = report.valid();
     let found = report.violations;
+    let verdict = judged(mode, body, opts, valid, found);
+    Verdict { head, ..verdict }
+}
+
+/// The verdict of a check that read the body.
+fn judged(
+    mode: Mode,
+    body: &[u8],
+    opts: CheckOptions,
+    valid: bool,
+    found: Vec<Violation>,
+) -> Verdict {
     match mode {
         Mode::Off => Verdict::pass("off", None),
         Mode::Observe | Mode::Heal => Verdict {

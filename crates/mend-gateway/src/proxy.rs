@@ -97,18 +97,77 @@ async fn run_stages(ctx: &Ctx, body: Body) -> Result<Response, Early> {
     ctx.obs.mode(mode);
     let conversation = read::conversation(ctx, mode)?;
     let received = read::body(ctx, mode, body).await?;
+    if verdict::alongside(ctx, mode) {
+        return observe_alongside(ctx, mode, conversation, received).await;
+    }
     let mut verdict = verdict::judge_body(ctx, mode, &received);
     ctx.obs.judged(&ctx.path, &ctx.headers, &verdict, &received);
     tapping::request(ctx, mode, &received, &verdict);
     if verdict.reject {
         return Err(Box::new(act::reject(ctx, mode, &verdict)));
     }
-    let conversation = capture::wanted(ctx, conversation, &mut verdict, received.len());
+    let conversation = capture::wanted(ctx, conversation, &mut verdict.parsed, received.len());
     let conversation = scope::claim(ctx, mode, conversation).await?;
-    let answer = act::send_upstream(ctx, mode, &verdict, &received).await?;
-    let (answer, healed) = heal::after(ctx, mode, &received, answer).await?;
+    let sent = verdict
+        .replacement
+        .clone()
+        .unwrap_or_else(|| received.clone());
+    let answer = act::send_upstream(ctx, mode, sent, received.len()).await?;
+    act::forwarded(ctx, mode, &verdict, &answer);
+    let (answer, healed) = heal::after(ctx, mode, &received, answer.response).await?;
     ctx.obs.healed(healed.as_ref());
     Ok(respond::stream_back(ctx, mode, verdict, healed, received, conversation, answer).await)
+}
+
+/// `observe` (untraced): nothing before sending depends on the verdict (the body goes
+/// as received, nothing is rejected, the tap's request record and the scope's claim
+/// name no finding), so the body is handed to the upstream connection first and checked
+/// while it goes out: the check waits one turn of the scheduler (`yield_now`), in which
+/// the connection's task starts writing the body, then runs on this task as on the
+/// sequential path (no thread hand-off), while the upstream reads. The verdict is in
+/// before the answer's head goes back: counted, logged, tapped and stamped
+/// (`x-mend-violations`) as on the sequential path. A traced exchange stays sequential:
+/// its upstream span is named after the model, which is read with the check.
+async fn observe_alongside(
+    ctx: &Ctx,
+    mode: Mode,
+    conversation: Option<String>,
+    received: Bytes,
+) -> Result<Response, Early> {
+    tapping::request_as_received(ctx, mode, &received);
+    let conversation = capture::wanted(ctx, conversation, &mut None, received.len());
+    let conversation = match scope::claim(ctx, mode, conversation).await {
+        Ok(c) => c,
+        Err(early) => {
+            // Refused before sending: the body is judged all the same, as it would
+            // have been before the claim.
+            let verdict = verdict::judge_body(ctx, mode, &received);
+            ctx.obs.judged(&ctx.path, &ctx.headers, &verdict, &received);
+            return Err(early);
+        }
+    };
+    let judged = async {
+        tokio::task::yield_now().await;
+        let verdict = verdict::judge_body(ctx, mode, &received);
+        ctx.obs.judged(&ctx.path, &ctx.headers, &verdict, &received);
+        verdict
+    };
+    let (answer, verdict) = tokio::join!(
+        act::send_upstream(ctx, mode, received.clone(), received.len()),
+        judged
+    );
+    let answer = answer?;
+    act::forwarded(ctx, mode, &verdict, &answer);
+    Ok(respond::stream_back(
+        ctx,
+        mode,
+        verdict,
+        None,
+        received,
+        conversation,
+        answer.response,
+    )
+    .await)
 }
 
 /// What every stage knows about the request, fixed when it arrives.

@@ -32,24 +32,25 @@ pub(super) fn reject(ctx: &Ctx, mode: Mode, verdict: &Verdict) -> Response {
     resp
 }
 
-/// The upstream's answer (status and headers; the body still to come), or the
-/// gateway's 502/504 when the upstream could not be reached or failed.
+/// The upstream's answer (status and headers; the body still to come), and how long
+/// it took to come.
+pub(super) struct Answer {
+    pub response: reqwest::Response,
+    latency: Duration,
+}
+
+/// Send `sent` (the body as received, or its repaired copy) upstream and wait for the
+/// answer's head, or answer 502/504 when the upstream could not be reached or failed.
 pub(super) async fn send_upstream(
     ctx: &Ctx,
     mode: Mode,
-    verdict: &Verdict,
-    received: &Bytes,
-) -> Result<reqwest::Response, Early> {
+    sent: Bytes,
+    received_len: usize,
+) -> Result<Answer, Early> {
     let (inner, dname) = (&ctx.inner, ctx.dname());
-    let sent = verdict
-        .replacement
-        .clone()
-        .unwrap_or_else(|| received.clone());
-    inner
-        .metrics
-        .request_bytes(dname, received.len(), sent.len());
-    let (answer, latency) = match post(ctx, sent).await {
-        Ok(r) => r,
+    inner.metrics.request_bytes(dname, received_len, sent.len());
+    match post(ctx, sent).await {
+        Ok((response, latency)) => Ok(Answer { response, latency }),
         Err(e) => {
             let (kind, outcome, msg) = describe_upstream_error(e, ctx.upstream(), &inner.config);
             inner.metrics.request(dname, mode.name(), outcome);
@@ -57,15 +58,21 @@ pub(super) async fn send_upstream(
                 request_id = %ctx.id, dialect = dname, mode = mode.name(), path = %ctx.path,
                 outcome, error = %msg, "upstream failed"
             );
-            return Err(ctx.local(kind, &msg));
+            Err(ctx.local(kind, &msg))
         }
-    };
-    let status = answer.status();
+    }
+}
+
+/// The upstream answered a request judged `verdict`: count it under the verdict's
+/// outcome, log it.
+pub(super) fn forwarded(ctx: &Ctx, mode: Mode, verdict: &Verdict, answer: &Answer) {
+    let (inner, dname) = (&ctx.inner, ctx.dname());
+    let status = answer.response.status();
     inner.metrics.request(dname, mode.name(), verdict.outcome);
     tracing::debug!(
         request_id = %ctx.id, dialect = dname, mode = mode.name(), path = %ctx.path,
         outcome = verdict.outcome, status = status.as_u16(),
-        upstream_ms = latency.as_secs_f64() * 1000.0,
+        upstream_ms = answer.latency.as_secs_f64() * 1000.0,
         violations = verdict.found.len(), edits = verdict.edits.len(),
         rules = %rule_list(&verdict.found),
         "forwarded"
@@ -73,7 +80,6 @@ pub(super) async fn send_upstream(
     if let Some(why) = &verdict.unchecked_because {
         tracing::debug!(request_id = %ctx.id, reason = %why, "body not checked");
     }
-    Ok(answer)
 }
 
 /// Heal mode's one retry: the repaired body, to the same upstream with the same

@@ -11,7 +11,6 @@ use serde_json::Value;
 
 use super::Ctx;
 use crate::exchange::{self, Exchange, Kept};
-use crate::judge::Verdict;
 use crate::Inner;
 
 /// The body size from which a parsed body is freed off the request's path.
@@ -23,13 +22,13 @@ const FREE_ELSEWHERE: usize = 32 * 1024;
 pub(super) fn wanted(
     ctx: &Ctx,
     conversation: Option<String>,
-    verdict: &mut Verdict,
+    parsed: &mut Option<Value>,
     body_len: usize,
 ) -> Option<String> {
     if conversation.is_some() && ctx.inner.conversations.is_some() {
         return conversation;
     }
-    if let Some(v) = verdict.parsed.take() {
+    if let Some(v) = parsed.take() {
         free_later(v, body_len);
     }
     None

@@ -162,13 +162,14 @@ impl Observed {
     }
 
     /// The verdict on the body, with the request's model and whether it streams (both
-    /// skimmed off the body's top level; in `off` mode only for a traced exchange).
+    /// read off the check's tape, or skimmed off the body's top level when the check
+    /// read no tape; in `off` mode only for a traced exchange).
     pub(super) fn judged(&self, path: &str, headers: &HeaderMap, verdict: &Verdict, body: &[u8]) {
         let in_path = Dialect::model_from_endpoint(path);
-        let head = if verdict.outcome != "off" || self.traced.is_some() {
-            request_head(body)
-        } else {
-            RequestHead::default()
+        let head = match &verdict.head {
+            Some(h) => h.clone(),
+            None if verdict.outcome != "off" || self.traced.is_some() => request_head(body),
+            None => RequestHead::default(),
         };
         let model = in_path.clone().or(head.model);
         self.facts(|f| {
@@ -270,6 +271,11 @@ impl Observed {
                 span.end();
             }
         }
+    }
+
+    /// Whether the exchange has spans (traces on).
+    pub(super) fn traced(&self) -> bool {
+        self.traced.is_some()
     }
 
     /// Whether the response body is wanted once it ends (for its usage).

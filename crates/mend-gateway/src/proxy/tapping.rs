@@ -17,6 +17,16 @@ use crate::Inner;
 
 /// The request, before anything is sent upstream (a rejected one too).
 pub(super) fn request(ctx: &Ctx, mode: Mode, received: &Bytes, verdict: &Verdict) {
+    forwarded_as(ctx, mode, received, verdict.replacement.clone());
+}
+
+/// The request, forwarded as received, before its verdict is known (`observe`, whose
+/// verdict never changes what is sent).
+pub(super) fn request_as_received(ctx: &Ctx, mode: Mode, received: &Bytes) {
+    forwarded_as(ctx, mode, received, None);
+}
+
+fn forwarded_as(ctx: &Ctx, mode: Mode, received: &Bytes, forwarded: Option<Bytes>) {
     if let Some(tap) = &ctx.inner.tap {
         tap.send(Record::Request {
             id: ctx.id.clone(),
@@ -27,7 +37,7 @@ pub(super) fn request(ctx: &Ctx, mode: Mode, received: &Bytes, verdict: &Verdict
             dialect: ctx.route.judged.then_some(ctx.dname()),
             mode: mode.name(),
             body: received.clone(),
-            forwarded: verdict.replacement.clone(),
+            forwarded,
         });
     }
 }

@@ -40,6 +40,13 @@ pub(super) fn judge_body(ctx: &Ctx, mode: Mode, received: &Bytes) -> Verdict {
     verdict
 }
 
+/// Whether the body is judged alongside its forwarding rather than before it: `observe`
+/// on a judged POST of an untraced exchange (see `proxy::observe_alongside`). Never
+/// `heal`, `repair` or `strict`, whose verdict decides what is sent.
+pub(super) fn alongside(ctx: &Ctx, mode: Mode) -> bool {
+    mode == Mode::Observe && ctx.route.judged && ctx.method == Method::POST && !ctx.obs.traced()
+}
+
 /// The body repaired as `repair` mode repairs it (same target, same options), for heal
 /// mode's retry; the edits are counted in `mend_repairs_total`.
 pub(super) fn repair_for_heal(ctx: &Ctx, received: &Bytes) -> Verdict {

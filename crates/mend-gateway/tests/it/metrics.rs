@@ -110,3 +110,57 @@ async fn every_family_is_shown_before_the_first_request() {
         );
     }
 }
+
+/// `observe` checks the body while it is forwarded (`proxy::observe_alongside`): for
+/// every dialect, whether the upstream answers or cannot be reached, what was found is
+/// counted as when the body was judged before sending, and the request under the same
+/// outcome.
+#[tokio::test]
+async fn observe_counts_its_verdict_whether_or_not_the_upstream_answers() {
+    let mock = Mock::start().await;
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    for reachable in [true, false] {
+        let mut config = config_for(&mock, Mode::Observe);
+        if !reachable {
+            for d in Dialect::ALL {
+                config.upstream_mut(d).base_url = format!("http://127.0.0.1:{port}");
+            }
+        }
+        let app = app(Gateway::new(config).unwrap());
+        for d in Dialect::ALL {
+            let r = send(&app, request(d, &bodies::unanswered(d), &[])).await;
+            if reachable {
+                assert!(r.header("x-mend-violations").is_some(), "{d}");
+            } else {
+                assert_eq!(r.status, 502, "{d}");
+            }
+            send(&app, request(d, &bodies::valid(d), &[])).await;
+        }
+        let r = send(&app, Request::get("/metrics").body(Body::empty()).unwrap()).await;
+        let text = r.text();
+        for d in Dialect::ALL {
+            let n = d.name();
+            let mut lines = vec![format!(
+                r#"mend_violations_total{{dialect="{n}",rule="tool-call-without-result"}} 1"#
+            )];
+            if reachable {
+                lines.push(format!(
+                    r#"mend_requests_total{{dialect="{n}",mode="observe",outcome="invalid"}} 1"#
+                ));
+                lines.push(format!(
+                    r#"mend_requests_total{{dialect="{n}",mode="observe",outcome="valid"}} 1"#
+                ));
+            } else {
+                lines.push(format!(
+                    r#"mend_requests_total{{dialect="{n}",mode="observe",outcome="upstream_unreachable"}} 2"#
+                ));
+            }
+            for line in lines {
+                assert!(text.contains(&line), "missing {line} in\n{text}");
+            }
+        }
+    }
+}
