@@ -18,8 +18,53 @@ fn special_bytes(w: u64) -> u64 {
     quote | backslash | control
 }
 
-/// The index of the first `"`, `\` or control character at or after `from`, or the length.
+/// The index of the first `"`, `\` or control character at or after `from`, or the length:
+/// sixteen bytes at a time with SSE2 (part of the x86_64 baseline; `safe_arch` lends its
+/// intrinsics as safe functions where the build enables the feature, as it always does
+/// on x86_64), the last bytes eight at a time.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+#[inline(always)]
 fn next_special(src: &[u8], from: usize) -> usize {
+    use safe_arch::{
+        cmp_eq_mask_i8_m128i, m128i, min_u8_m128i, move_mask_i8_m128i, set_splat_i8_m128i,
+    };
+    let mut i = from;
+    let last = src.len().saturating_sub(16);
+    while i <= last {
+        let Some(chunk) = src
+            .get(i..i + 16)
+            .and_then(|c| <[u8; 16]>::try_from(c).ok())
+        else {
+            break;
+        };
+        let v = m128i::from(chunk);
+        // A control character is a byte whose unsigned minimum with 0x1f is itself.
+        let stops = cmp_eq_mask_i8_m128i(v, set_splat_i8_m128i(b'"' as i8))
+            | cmp_eq_mask_i8_m128i(v, set_splat_i8_m128i(b'\\' as i8))
+            | cmp_eq_mask_i8_m128i(min_u8_m128i(v, set_splat_i8_m128i(0x1f)), v);
+        let mask = move_mask_i8_m128i(stops);
+        if mask != 0 {
+            return i + mask.trailing_zeros() as usize;
+        }
+        i += 16;
+    }
+    next_special_swar(src, i)
+}
+
+/// [`next_special`] on other targets: eight bytes at a time in a `u64`.
+#[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+fn next_special(src: &[u8], from: usize) -> usize {
+    next_special_swar(src, from)
+}
+
+/// The index of the first `"`, `\` or control character at or after `from`, or the
+/// length, eight bytes at a time (the portable scan, and the tail of the SSE2 one).
+#[cfg_attr(
+    all(target_arch = "x86_64", target_feature = "sse2"),
+    cold,
+    inline(never)
+)]
+fn next_special_swar(src: &[u8], from: usize) -> usize {
     let mut i = from;
     let rest = src.get(from..).unwrap_or_default();
     for chunk in rest.chunks_exact(8) {
@@ -54,28 +99,28 @@ pub(super) struct Scanned {
 /// serde_json rejects all of them.
 pub(super) fn string_end(src: &[u8], start: usize) -> Option<Scanned> {
     let mut i = start;
-    let mut s = Scanned {
-        end: 0,
-        escaped: false,
-        len: 0,
-        last_escaped: None,
-    };
+    let mut escaped = false;
     // What the escapes took beyond the characters they stand for.
     let mut saved = 0;
+    // Where the last escape ended, and the character it stands for.
+    let mut last = (usize::MAX, '\0');
     loop {
         i = next_special(src, i);
         match *src.get(i)? {
             b'"' => {
-                s.end = i;
-                s.len = i - start - saved;
-                return Some(s);
+                return Some(Scanned {
+                    end: i,
+                    escaped,
+                    len: i - start - saved,
+                    last_escaped: (last.0 == i).then_some(last.1),
+                });
             }
             b'\\' => {
-                s.escaped = true;
+                escaped = true;
                 let (next, c) = escape_end(src, i)?;
                 saved += next - i - c.len_utf8();
                 i = next;
-                s.last_escaped = (src.get(i) == Some(&b'"')).then_some(c);
+                last = (i, c);
             }
             _ => return None,
         }
@@ -207,6 +252,43 @@ mod tests {
                 assert_eq!(next_special(&s, 0), at, "{stop} at {at}");
                 s[at] = 0xC3; // a UTF-8 lead byte stops nothing
                 assert_eq!(next_special(&s, 0), 20);
+            }
+        }
+    }
+
+    /// The first stop found one byte at a time: what both scans must find.
+    fn naive_next_special(src: &[u8], from: usize) -> usize {
+        (from..src.len())
+            .find(|&i| matches!(src[i], b'"' | b'\\' | 0..=0x1f))
+            .unwrap_or(src.len())
+    }
+
+    #[test]
+    fn both_scans_find_a_stop_at_every_offset_around_the_word_and_vector_edges() {
+        let stops = [b'"', b'\\', b'\n', b'\t', b'\r', 0u8, 0x1f];
+        // Bytes next to a stop in value but never one: space, DEL, the UTF-8 bytes
+        // (unsigned above 0x7f, signed below zero), the quote and backslash's neighbours.
+        let fillers = [
+            b' ', 0x7f, 0x80, 0xC3, 0xE2, 0xF0, 0xFF, b'!', b'#', b'[', b']',
+        ];
+        for len in 0..48 {
+            for filler in fillers {
+                let mut s = vec![filler; len];
+                for from in 0..=len.min(20) {
+                    assert_eq!(next_special(&s, from), len, "none in {len} from {from}");
+                    assert_eq!(next_special_swar(&s, from), len);
+                }
+                for at in 0..len {
+                    for stop in stops {
+                        s[at] = stop;
+                        for from in 0..=len.min(20) {
+                            let want = naive_next_special(&s, from);
+                            assert_eq!(next_special(&s, from), want, "{stop} at {at} from {from}");
+                            assert_eq!(next_special_swar(&s, from), want);
+                        }
+                        s[at] = filler;
+                    }
+                }
             }
         }
     }
