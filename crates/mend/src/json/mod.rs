@@ -60,6 +60,8 @@ pub enum Kind {
 
 const ESCAPED: u8 = 1;
 const TRUE: u8 = 2;
+/// A string that is an object's key.
+const KEY: u8 = 4;
 /// An escaped string's last character is an escape's.
 const ENDS_IN_ESCAPE: u8 = 8;
 /// ... and white space.
@@ -269,9 +271,47 @@ impl<'d> Node<'d> {
         self.len() == 0
     }
 
-    /// An object's member.
+    /// An object's member. Walks the tape comparing each key's length, then its bytes
+    /// (keys are never escaped), without making a `&str` of the keys it passes.
+    #[inline]
     pub fn get(&self, key: &str) -> Option<Node<'d>> {
-        self.members().find(|(k, _)| *k == key).map(|(_, v)| v)
+        let tape = &self.doc.tape;
+        let e = self.entry();
+        if e.kind != Kind::Object {
+            return None;
+        }
+        let bytes = self.doc.bytes();
+        let mut at = self.at as usize + 1;
+        while at < e.next as usize {
+            let k = tape.get(at)?;
+            let (start, end) = (k.start as usize, k.end as usize);
+            if end - start == key.len() && bytes.get(start..end) == Some(key.as_bytes()) {
+                return Some(self.node_at(at as u32 + 1));
+            }
+            let v = tape.get(at + 1)?;
+            at = match v.kind {
+                Kind::Array | Kind::Object => v.next as usize,
+                _ => at + 2,
+            };
+        }
+        None
+    }
+
+    /// The bytes of the strings in this value, escapes undone, keys left out (what
+    /// `dialect::openai_chat::approx_size` sums over any `Json`): one pass over the
+    /// value's stretch of the tape.
+    pub(crate) fn string_bytes(&self) -> usize {
+        let tape = &self.doc.tape;
+        let from = self.at as usize;
+        tape.get(from..self.skip() as usize)
+            .unwrap_or_default()
+            .iter()
+            .filter(|e| e.kind == Kind::String && e.flags & KEY == 0)
+            .map(|e| match e.flags & ESCAPED {
+                0 => (e.end - e.start) as usize,
+                _ => e.next as usize,
+            })
+            .sum()
     }
 
     /// An array's item.

@@ -3,7 +3,7 @@
 use std::collections::HashSet;
 
 use super::{
-    scan, Doc, Entry, Kind, ENDS_IN_ESCAPE, ENDS_IN_ESCAPED_SPACE, ESCAPED, MAX_DEPTH, TRUE,
+    scan, Doc, Entry, Kind, ENDS_IN_ESCAPE, ENDS_IN_ESCAPED_SPACE, ESCAPED, KEY, MAX_DEPTH, TRUE,
 };
 
 /// Read `bytes` as one JSON document onto a tape; `None` when serde_json would reject it,
@@ -194,10 +194,11 @@ impl Parser<'_> {
                     return None;
                 }
                 let key = self.string()?;
-                let k = self.tape[key];
+                let k = self.tape.get_mut(key)?;
                 if k.flags & ESCAPED != 0 {
                     return None; // an escaped key may equal another spelled plainly
                 }
+                k.flags = KEY;
                 self.keys.push((k.start, k.end));
                 self.skip_ws();
                 if self.src.get(self.pos) != Some(&b':') {

@@ -79,6 +79,15 @@ pub(crate) trait Json<'a>: Copy + 'a {
     fn is_empty_string(self) -> bool;
     /// A string's length in bytes, escapes undone (0 for anything else).
     fn str_len(self) -> usize;
+    /// The summed [`Json::str_len`] of the strings in the value, object keys left out.
+    fn string_bytes(self) -> usize {
+        match self.kind() {
+            Kind::String => self.str_len(),
+            Kind::Array => self.items().map(Json::string_bytes).sum(),
+            Kind::Object => self.members().map(|(_, m)| m.string_bytes()).sum(),
+            Kind::Null | Kind::Bool | Kind::Number => 0,
+        }
+    }
 }
 
 impl Kind {
@@ -208,6 +217,9 @@ impl<'a> Json<'a> for Node<'a> {
             Some(raw) => raw.len(),
             None => 0,
         }
+    }
+    fn string_bytes(self) -> usize {
+        Node::string_bytes(&self)
     }
     fn to_json(self) -> String {
         let span = self.span();
