@@ -85,6 +85,7 @@ impl Parser<'_> {
     }
 
     /// A string at `pos` (its opening quote); returns its entry's index.
+    #[inline]
     fn string(&mut self) -> Option<usize> {
         let start = self.pos + 1;
         let s = scan::string_end(self.src, start)?;

@@ -25,9 +25,6 @@ fn special_bytes(w: u64) -> u64 {
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 #[inline(always)]
 fn next_special(src: &[u8], from: usize) -> usize {
-    use safe_arch::{
-        cmp_eq_mask_i8_m128i, m128i, min_u8_m128i, move_mask_i8_m128i, set_splat_i8_m128i,
-    };
     let mut i = from;
     let last = src.len().saturating_sub(16);
     while i <= last {
@@ -37,18 +34,28 @@ fn next_special(src: &[u8], from: usize) -> usize {
         else {
             break;
         };
-        let v = m128i::from(chunk);
-        // A control character is a byte whose unsigned minimum with 0x1f is itself.
-        let stops = cmp_eq_mask_i8_m128i(v, set_splat_i8_m128i(b'"' as i8))
-            | cmp_eq_mask_i8_m128i(v, set_splat_i8_m128i(b'\\' as i8))
-            | cmp_eq_mask_i8_m128i(min_u8_m128i(v, set_splat_i8_m128i(0x1f)), v);
-        let mask = move_mask_i8_m128i(stops);
+        let mask = stops_16(chunk);
         if mask != 0 {
             return i + mask.trailing_zeros() as usize;
         }
         i += 16;
     }
     next_special_swar(src, i)
+}
+
+/// A bit for each byte of `chunk` that is a `"`, `\` or control character.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+#[inline(always)]
+fn stops_16(chunk: [u8; 16]) -> i32 {
+    use safe_arch::{
+        cmp_eq_mask_i8_m128i, m128i, min_u8_m128i, move_mask_i8_m128i, set_splat_i8_m128i,
+    };
+    let v = m128i::from(chunk);
+    // A control character is a byte whose unsigned minimum with 0x1f is itself.
+    let stops = cmp_eq_mask_i8_m128i(v, set_splat_i8_m128i(b'"' as i8))
+        | cmp_eq_mask_i8_m128i(v, set_splat_i8_m128i(b'\\' as i8))
+        | cmp_eq_mask_i8_m128i(min_u8_m128i(v, set_splat_i8_m128i(0x1f)), v);
+    move_mask_i8_m128i(stops)
 }
 
 /// [`next_special`] on other targets: eight bytes at a time in a `u64`.
@@ -97,7 +104,45 @@ pub(super) struct Scanned {
 /// The string whose content starts at `start`, found and checked. `None` for an
 /// unterminated string, a control character, a bad escape or a lone surrogate:
 /// serde_json rejects all of them.
+///
+/// Most strings of a body (keys, ids, roles) close within their first sixteen bytes
+/// without an escape: that case is answered here, inlined into the parser, and the rest
+/// by the full scan.
+#[inline(always)]
 pub(super) fn string_end(src: &[u8], start: usize) -> Option<Scanned> {
+    if let Some(at) = first_stop_within_16(src, start) {
+        if src.get(at) == Some(&b'"') {
+            return Some(Scanned {
+                end: at,
+                escaped: false,
+                len: at - start,
+                last_escaped: None,
+            });
+        }
+    }
+    string_end_scanned(src, start)
+}
+
+/// The first `"`, `\` or control character among the sixteen bytes at `from`, when
+/// there are sixteen and one of them is.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+#[inline(always)]
+fn first_stop_within_16(src: &[u8], from: usize) -> Option<usize> {
+    let chunk = src.get(from..from.checked_add(16)?)?;
+    let mask = stops_16(<[u8; 16]>::try_from(chunk).ok()?);
+    (mask != 0).then(|| from + mask.trailing_zeros() as usize)
+}
+
+/// [`first_stop_within_16`] where there is no SSE2: the full scan answers every string.
+#[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+#[inline(always)]
+fn first_stop_within_16(_src: &[u8], _from: usize) -> Option<usize> {
+    None
+}
+
+/// The full scan of a string (see [`string_end`]).
+#[inline(never)]
+fn string_end_scanned(src: &[u8], start: usize) -> Option<Scanned> {
     let mut i = start;
     let mut escaped = false;
     // What the escapes took beyond the characters they stand for.
@@ -287,6 +332,33 @@ mod tests {
                             assert_eq!(next_special_swar(&s, from), want);
                         }
                         s[at] = filler;
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_short_string_answer_is_the_full_scans() {
+        let pieces: [&[u8]; 8] = [
+            b"\"",
+            b"\\n\"",
+            b"\\u00e9\"",
+            b"\n\"",
+            b"\x01",
+            b"\xc3\xa9\"",
+            b"\\x",
+            b"",
+        ];
+        for before in 0..40 {
+            for piece in pieces {
+                for after in [0, 1, 15, 16, 17] {
+                    let mut src = vec![b'a'; before];
+                    src.extend_from_slice(piece);
+                    src.extend(std::iter::repeat_n(b'b', after));
+                    src.push(b'"');
+                    for from in 0..=before.min(3) {
+                        assert_eq!(string_end(&src, from), string_end_scanned(&src, from));
                     }
                 }
             }
