@@ -43,7 +43,12 @@ struct Parser<'a> {
 }
 
 impl Parser<'_> {
+    #[inline(always)]
     fn skip_ws(&mut self) {
+        // Compact bodies have none: one compare answers them.
+        if self.src.get(self.pos).is_none_or(|&b| b > b' ') {
+            return;
+        }
         while let Some(b' ' | b'\n' | b'\t' | b'\r') = self.src.get(self.pos) {
             self.pos += 1;
         }

@@ -162,6 +162,14 @@ fn string_end_scanned(src: &[u8], start: usize) -> Option<Scanned> {
             }
             b'\\' => {
                 escaped = true;
+                // `\n` and its kin (two bytes for one) by a table; `\u` by escape_end.
+                let simple = SIMPLE_ESCAPES[usize::from(*src.get(i + 1)?)];
+                if simple != 0 {
+                    saved += 1;
+                    i += 2;
+                    last = (i, char::from(simple));
+                    continue;
+                }
                 let (next, c) = escape_end(src, i)?;
                 saved += next - i - c.len_utf8();
                 i = next;
@@ -171,6 +179,21 @@ fn string_end_scanned(src: &[u8], start: usize) -> Option<Scanned> {
         }
     }
 }
+
+/// For the byte after a backslash, the character of a two-byte escape it makes (`\n`
+/// and its kin), 0 for anything else (`\u`, or not an escape).
+const SIMPLE_ESCAPES: [u8; 256] = {
+    let mut t = [0u8; 256];
+    t[b'"' as usize] = b'"';
+    t[b'\\' as usize] = b'\\';
+    t[b'/' as usize] = b'/';
+    t[b'b' as usize] = 0x08;
+    t[b'f' as usize] = 0x0c;
+    t[b'n' as usize] = b'\n';
+    t[b'r' as usize] = b'\r';
+    t[b't' as usize] = b'\t';
+    t
+};
 
 fn hex4(src: &[u8], at: usize) -> Option<u32> {
     let digits = src.get(at..at + 4)?;
