@@ -263,6 +263,13 @@ pub(super) fn unescape_into(raw: &str, out: &mut String) {
 /// to its first other character (found without unescaping the rest).
 pub(super) fn escaped_blank(raw: &str) -> bool {
     let bytes = raw.as_bytes();
+    // Most texts start with a character that is neither white space nor an escape.
+    if bytes
+        .first()
+        .is_some_and(|&b| b.is_ascii_graphic() && b != b'\\')
+    {
+        return false;
+    }
     let mut i = 0;
     while let Some(off) = memchr::memchr(b'\\', &bytes[i..]) {
         if !raw[i..i + off].trim().is_empty() {
@@ -384,6 +391,27 @@ mod tests {
                         assert_eq!(string_end(&src, from), string_end_scanned(&src, from));
                     }
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn blankness_is_the_unescaped_texts_whatever_the_first_character() {
+        let firsts = (0x20u8..0x7f)
+            .filter(|&b| b != b'"' && b != b'\\')
+            .map(|b| char::from(b).to_string())
+            .chain(
+                [
+                    "\u{a0}", "\u{2028}", "\u{3000}", "é", r"\n", r"\u0020", r"\u00a0", r"\\",
+                    r"\t",
+                ]
+                .map(String::from),
+            );
+        for first in firsts {
+            for rest in ["", " ", r"\n", r"\t ", r" \u2028", r"\nx", "x", r"\\"] {
+                let raw = format!("{first}{rest}");
+                let text = Text::of(&unescape(&raw));
+                assert_eq!(escaped_blank(&raw), text.blank, "{raw}");
             }
         }
     }

@@ -169,6 +169,9 @@ impl<'a> Json<'a> for Node<'a> {
     fn kind(self) -> Kind {
         Node::kind(&self)
     }
+    // Inlined where it is called, so the key's length is known there and its bytes
+    // are compared without a call to memcmp.
+    #[inline(always)]
     fn get(self, key: &str) -> Option<Self> {
         Node::get(&self, key)
     }
