@@ -379,14 +379,21 @@ pub struct Members<'d> {
 impl<'d> Iterator for Members<'d> {
     type Item = (&'d str, Node<'d>);
 
+    #[inline]
     fn next(&mut self) -> Option<(&'d str, Node<'d>)> {
         if self.node.at >= self.end {
             return None;
         }
-        let key = self.node;
-        let value = self.node.node_at(key.at + 1);
-        self.node.at = value.skip();
+        let doc = self.node.doc;
+        let at = self.node.at;
+        let key = doc.tape.get(at as usize)?;
+        let value = doc.tape.get(at as usize + 1)?;
+        self.node.at = match value.kind {
+            Kind::Array | Kind::Object => value.next,
+            _ => at + 2,
+        };
         // Keys are never escaped (parse declines escaped keys), so they always borrow.
-        Some((key.raw_str().unwrap_or_default(), value))
+        let key = doc.slice(key.start as usize, key.end as usize);
+        Some((key, Node { doc, at: at + 1 }))
     }
 }
