@@ -378,10 +378,29 @@ impl<'d> Node<'d> {
         self.len() == 0
     }
 
-    /// An object's member.
+    /// An object's member. Walks the tape comparing each key's length, then its bytes
+    /// (keys are never escaped), without making a `&str` of the keys it passes.
+    #[inline]
     pub fn get(&self, key: &str) -> Option<Node<'d>> {
         let mut values = self.members().node_values();
         values.find(|v| self.doc.key_is(v, key))
+    }
+
+    /// The bytes of the strings in this value, escapes undone, keys left out (what
+    /// `dialect::openai_chat::approx_size` sums over any `Json`): one pass over the
+    /// value's stretch of the tape (keys have no entry on it).
+    pub(crate) fn string_bytes(&self) -> usize {
+        let tape = &self.doc.tape;
+        let from = self.at as usize;
+        tape.get(from..self.skip() as usize)
+            .unwrap_or_default()
+            .iter()
+            .filter(|e| e.kind() == Kind::String)
+            .map(|e| match e.flags() & ESCAPED {
+                0 => (e.end - e.start) as usize,
+                _ => e.next as usize,
+            })
+            .sum()
     }
 
     /// An array's item.
@@ -449,6 +468,7 @@ pub struct Members<'d> {
 impl<'d> Iterator for Members<'d> {
     type Item = (&'d str, Node<'d>);
 
+    #[inline]
     fn next(&mut self) -> Option<(&'d str, Node<'d>)> {
         if self.node.at >= self.end {
             return None;

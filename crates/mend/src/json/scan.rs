@@ -18,8 +18,60 @@ fn special_bytes(w: u64) -> u64 {
     quote | backslash | control
 }
 
-/// The index of the first `"`, `\` or control character at or after `from`, or the length.
+/// The index of the first `"`, `\` or control character at or after `from`, or the length:
+/// sixteen bytes at a time with SSE2 (part of the x86_64 baseline; `safe_arch` lends its
+/// intrinsics as safe functions where the build enables the feature, as it always does
+/// on x86_64), the last bytes eight at a time.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+#[inline(always)]
 fn next_special(src: &[u8], from: usize) -> usize {
+    let mut i = from;
+    let last = src.len().saturating_sub(16);
+    while i <= last {
+        let Some(chunk) = src
+            .get(i..i + 16)
+            .and_then(|c| <[u8; 16]>::try_from(c).ok())
+        else {
+            break;
+        };
+        let mask = stops_16(chunk);
+        if mask != 0 {
+            return i + mask.trailing_zeros() as usize;
+        }
+        i += 16;
+    }
+    next_special_swar(src, i)
+}
+
+/// A bit for each byte of `chunk` that is a `"`, `\` or control character.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+#[inline(always)]
+fn stops_16(chunk: [u8; 16]) -> i32 {
+    use safe_arch::{
+        cmp_eq_mask_i8_m128i, m128i, min_u8_m128i, move_mask_i8_m128i, set_splat_i8_m128i,
+    };
+    let v = m128i::from(chunk);
+    // A control character is a byte whose unsigned minimum with 0x1f is itself.
+    let stops = cmp_eq_mask_i8_m128i(v, set_splat_i8_m128i(b'"' as i8))
+        | cmp_eq_mask_i8_m128i(v, set_splat_i8_m128i(b'\\' as i8))
+        | cmp_eq_mask_i8_m128i(min_u8_m128i(v, set_splat_i8_m128i(0x1f)), v);
+    move_mask_i8_m128i(stops)
+}
+
+/// [`next_special`] on other targets: eight bytes at a time in a `u64`.
+#[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+fn next_special(src: &[u8], from: usize) -> usize {
+    next_special_swar(src, from)
+}
+
+/// The index of the first `"`, `\` or control character at or after `from`, or the
+/// length, eight bytes at a time (the portable scan, and the tail of the SSE2 one).
+#[cfg_attr(
+    all(target_arch = "x86_64", target_feature = "sse2"),
+    cold,
+    inline(never)
+)]
+fn next_special_swar(src: &[u8], from: usize) -> usize {
     let mut i = from;
     let rest = src.get(from..).unwrap_or_default();
     for chunk in rest.chunks_exact(8) {
@@ -52,35 +104,96 @@ pub(super) struct Scanned {
 /// The string whose content starts at `start`, found and checked. `None` for an
 /// unterminated string, a control character, a bad escape or a lone surrogate:
 /// serde_json rejects all of them.
+///
+/// Most strings of a body (keys, ids, roles) close within their first sixteen bytes
+/// without an escape: that case is answered here, inlined into the parser, and the rest
+/// by the full scan.
+#[inline(always)]
 pub(super) fn string_end(src: &[u8], start: usize) -> Option<Scanned> {
+    if let Some(at) = first_stop_within_16(src, start) {
+        if src.get(at) == Some(&b'"') {
+            return Some(Scanned {
+                end: at,
+                escaped: false,
+                len: at - start,
+                last_escaped: None,
+            });
+        }
+    }
+    string_end_scanned(src, start)
+}
+
+/// The first `"`, `\` or control character among the sixteen bytes at `from`, when
+/// there are sixteen and one of them is.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+#[inline(always)]
+fn first_stop_within_16(src: &[u8], from: usize) -> Option<usize> {
+    let chunk = src.get(from..from.checked_add(16)?)?;
+    let mask = stops_16(<[u8; 16]>::try_from(chunk).ok()?);
+    (mask != 0).then(|| from + mask.trailing_zeros() as usize)
+}
+
+/// [`first_stop_within_16`] where there is no SSE2: the full scan answers every string.
+#[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+#[inline(always)]
+fn first_stop_within_16(_src: &[u8], _from: usize) -> Option<usize> {
+    None
+}
+
+/// The full scan of a string (see [`string_end`]).
+#[inline(never)]
+fn string_end_scanned(src: &[u8], start: usize) -> Option<Scanned> {
     let mut i = start;
-    let mut s = Scanned {
-        end: 0,
-        escaped: false,
-        len: 0,
-        last_escaped: None,
-    };
+    let mut escaped = false;
     // What the escapes took beyond the characters they stand for.
     let mut saved = 0;
+    // Where the last escape ended, and the character it stands for.
+    let mut last = (usize::MAX, '\0');
     loop {
         i = next_special(src, i);
         match *src.get(i)? {
             b'"' => {
-                s.end = i;
-                s.len = i - start - saved;
-                return Some(s);
+                return Some(Scanned {
+                    end: i,
+                    escaped,
+                    len: i - start - saved,
+                    last_escaped: (last.0 == i).then_some(last.1),
+                });
             }
             b'\\' => {
-                s.escaped = true;
+                escaped = true;
+                // `\n` and its kin (two bytes for one) by a table; `\u` by escape_end.
+                let simple = SIMPLE_ESCAPES[usize::from(*src.get(i + 1)?)];
+                if simple != 0 {
+                    saved += 1;
+                    i += 2;
+                    last = (i, char::from(simple));
+                    continue;
+                }
                 let (next, c) = escape_end(src, i)?;
                 saved += next - i - c.len_utf8();
                 i = next;
-                s.last_escaped = (src.get(i) == Some(&b'"')).then_some(c);
+                last = (i, c);
             }
             _ => return None,
         }
     }
 }
+
+/// For the byte after a backslash, the character of a two-byte escape it makes (`\n`
+/// and its kin), 0 for anything else (`\u`, or not an escape).
+const SIMPLE_ESCAPES: [u8; 256] = {
+    let mut t = [0u8; 256];
+    t[b'"' as usize] = b'"';
+    t[b'\\' as usize] = b'\\';
+    t[b'/' as usize] = b'/';
+    t[b'b' as usize] = 0x08;
+    t[b'f' as usize] = 0x0c;
+    t[b'n' as usize] = b'\n';
+    t[b'r' as usize] = b'\r';
+    t[b't' as usize] = b'\t';
+    t
+};
 
 fn hex4(src: &[u8], at: usize) -> Option<u32> {
     let digits = src.get(at..at + 4)?;
@@ -150,6 +263,13 @@ pub(super) fn unescape_into(raw: &str, out: &mut String) {
 /// to its first other character (found without unescaping the rest).
 pub(super) fn escaped_blank(raw: &str) -> bool {
     let bytes = raw.as_bytes();
+    // Most texts start with a character that is neither white space nor an escape.
+    if bytes
+        .first()
+        .is_some_and(|&b| b.is_ascii_graphic() && b != b'\\')
+    {
+        return false;
+    }
     let mut i = 0;
     while let Some(off) = memchr::memchr(b'\\', &bytes[i..]) {
         if !raw[i..i + off].trim().is_empty() {
@@ -207,6 +327,91 @@ mod tests {
                 assert_eq!(next_special(&s, 0), at, "{stop} at {at}");
                 s[at] = 0xC3; // a UTF-8 lead byte stops nothing
                 assert_eq!(next_special(&s, 0), 20);
+            }
+        }
+    }
+
+    /// The first stop found one byte at a time: what both scans must find.
+    fn naive_next_special(src: &[u8], from: usize) -> usize {
+        (from..src.len())
+            .find(|&i| matches!(src[i], b'"' | b'\\' | 0..=0x1f))
+            .unwrap_or(src.len())
+    }
+
+    #[test]
+    fn both_scans_find_a_stop_at_every_offset_around_the_word_and_vector_edges() {
+        let stops = [b'"', b'\\', b'\n', b'\t', b'\r', 0u8, 0x1f];
+        // Bytes next to a stop in value but never one: space, DEL, the UTF-8 bytes
+        // (unsigned above 0x7f, signed below zero), the quote and backslash's neighbours.
+        let fillers = [
+            b' ', 0x7f, 0x80, 0xC3, 0xE2, 0xF0, 0xFF, b'!', b'#', b'[', b']',
+        ];
+        for len in 0..48 {
+            for filler in fillers {
+                let mut s = vec![filler; len];
+                for from in 0..=len.min(20) {
+                    assert_eq!(next_special(&s, from), len, "none in {len} from {from}");
+                    assert_eq!(next_special_swar(&s, from), len);
+                }
+                for at in 0..len {
+                    for stop in stops {
+                        s[at] = stop;
+                        for from in 0..=len.min(20) {
+                            let want = naive_next_special(&s, from);
+                            assert_eq!(next_special(&s, from), want, "{stop} at {at} from {from}");
+                            assert_eq!(next_special_swar(&s, from), want);
+                        }
+                        s[at] = filler;
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_short_string_answer_is_the_full_scans() {
+        let pieces: [&[u8]; 8] = [
+            b"\"",
+            b"\\n\"",
+            b"\\u00e9\"",
+            b"\n\"",
+            b"\x01",
+            b"\xc3\xa9\"",
+            b"\\x",
+            b"",
+        ];
+        for before in 0..40 {
+            for piece in pieces {
+                for after in [0, 1, 15, 16, 17] {
+                    let mut src = vec![b'a'; before];
+                    src.extend_from_slice(piece);
+                    src.extend(std::iter::repeat_n(b'b', after));
+                    src.push(b'"');
+                    for from in 0..=before.min(3) {
+                        assert_eq!(string_end(&src, from), string_end_scanned(&src, from));
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn blankness_is_the_unescaped_texts_whatever_the_first_character() {
+        let firsts = (0x20u8..0x7f)
+            .filter(|&b| b != b'"' && b != b'\\')
+            .map(|b| char::from(b).to_string())
+            .chain(
+                [
+                    "\u{a0}", "\u{2028}", "\u{3000}", "é", r"\n", r"\u0020", r"\u00a0", r"\\",
+                    r"\t",
+                ]
+                .map(String::from),
+            );
+        for first in firsts {
+            for rest in ["", " ", r"\n", r"\t ", r" \u2028", r"\nx", "x", r"\\"] {
+                let raw = format!("{first}{rest}");
+                let text = Text::of(&unescape(&raw));
+                assert_eq!(escaped_blank(&raw), text.blank, "{raw}");
             }
         }
     }

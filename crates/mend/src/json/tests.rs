@@ -171,3 +171,60 @@ fn declines_an_array_or_object_past_the_element_limit() {
     );
     assert!(!accepts(&items(max + 1)));
 }
+
+mod against_the_value {
+    use proptest::prelude::*;
+    use serde_json::Value;
+
+    use crate::json::{parse, Json, Node};
+
+    fn json_value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(Value::from),
+            "[a-z\"\\\\\n \u{e9}\u{1F600}]{0,12}".prop_map(Value::String),
+        ];
+        leaf.prop_recursive(5, 64, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+                // Keys of one length and of several, so a lookup passes keys of its own
+                // length, and members whose values are containers (a lookup skips them).
+                prop::collection::vec(("[ab]{1,3}", inner), 0..6)
+                    .prop_map(|kv| Value::Object(kv.into_iter().collect())),
+            ]
+        })
+    }
+
+    /// Every lookup and size a reader asks of the tape, against the same on the `Value`.
+    fn same(n: Node, v: &Value) {
+        assert_eq!(n.string_bytes(), v.string_bytes(), "{v}");
+        for probe in [
+            "a", "b", "aa", "ab", "ba", "bb", "aaa", "bbb", "", "c", "aab",
+        ] {
+            assert_eq!(
+                Json::get(n, probe).map(|m| m.span()),
+                v.get(probe).map(|_| n
+                    .members()
+                    .find(|(k, _)| *k == probe)
+                    .map(|(_, m)| m.span())
+                    .expect("member")),
+                "{probe} in {v}"
+            );
+        }
+        match v {
+            Value::Array(items) => n.items().zip(items).for_each(|(n, v)| same(n, v)),
+            Value::Object(m) => n.members().zip(m.values()).for_each(|(n, v)| same(n.1, v)),
+            _ => {}
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn lookups_and_string_bytes_on_the_tape_are_those_of_the_value(v in json_value()) {
+            let text = serde_json::to_string(&v).expect("JSON");
+            let doc = parse(text.as_bytes()).expect("tape");
+            same(doc.root(), &v);
+        }
+    }
+}

@@ -116,6 +116,15 @@ pub(crate) trait Json<'a>: Copy + 'a {
     fn is_empty_string(self) -> bool;
     /// A string's length in bytes, escapes undone (0 for anything else).
     fn str_len(self) -> usize;
+    /// The summed [`Json::str_len`] of the strings in the value, object keys left out.
+    fn string_bytes(self) -> usize {
+        match self.kind() {
+            Kind::String => self.str_len(),
+            Kind::Array => self.items().map(Json::string_bytes).sum(),
+            Kind::Object => self.members().map(|(_, m)| m.string_bytes()).sum(),
+            Kind::Null | Kind::Bool | Kind::Number => 0,
+        }
+    }
 }
 
 impl Kind {
@@ -197,6 +206,9 @@ impl<'a> Json<'a> for Node<'a> {
     fn kind(self) -> Kind {
         Node::kind(&self)
     }
+    // Inlined where it is called, so the key's length is known there and its bytes
+    // are compared without a call to memcmp.
+    #[inline(always)]
     fn get(self, key: &str) -> Option<Self> {
         Node::get(&self, key)
     }
@@ -245,6 +257,9 @@ impl<'a> Json<'a> for Node<'a> {
             Some(raw) => raw.len(),
             None => 0,
         }
+    }
+    fn string_bytes(self) -> usize {
+        Node::string_bytes(&self)
     }
     fn to_json(self) -> String {
         let span = self.span();

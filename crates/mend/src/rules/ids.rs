@@ -158,7 +158,7 @@ pub(crate) fn call_ids_have_the_providers_form(ctx: &Ctx, out: &mut Vec<Violatio
                     if is_call { "tool_use" } else { "tool_result" }
                 )),
             )),
-            (Dialect::OpenAiChat, CallIdForm::MaxLen(max)) if is_call && id.chars().count() > max => Some((
+            (Dialect::OpenAiChat, CallIdForm::MaxLen(max)) if is_call && longer_than(id, max) => Some((
                 format!("call id `{id}` is {} characters long; {} accepts at most {max}", id.chars().count(), ctx.profile.name),
                 Some(format!(
                     "Invalid 'messages[{turn_ix}].tool_calls[{}].id': string too long. Expected a string with maximum length {max}, but got a string with length {} instead.",
@@ -166,7 +166,7 @@ pub(crate) fn call_ids_have_the_providers_form(ctx: &Ctx, out: &mut Vec<Violatio
                     id.chars().count()
                 )),
             )),
-            (Dialect::OpenAiResponses, CallIdForm::MaxLen(max)) if id.chars().count() > max => Some((
+            (Dialect::OpenAiResponses, CallIdForm::MaxLen(max)) if longer_than(id, max) => Some((
                 format!("call_id `{id}` is {} characters long; {} accepts at most {max}", id.chars().count(), ctx.profile.name),
                 Some(format!(
                     "Invalid 'input[{turn_ix}].call_id': string too long. Expected a string with maximum length {max}, but got a string with length {} instead.",
@@ -351,7 +351,7 @@ fn conforming_id(a: &Analysis, id: &str) -> Option<String> {
     };
     match (a.dialect, form) {
         (_, CallIdForm::NineAlnum) => Some(base62(h, 9)),
-        (_, CallIdForm::MaxLen(max)) if id.chars().count() > max => {
+        (_, CallIdForm::MaxLen(max)) if longer_than(id, max) => {
             let keep: String = id.chars().take(max.saturating_sub(9)).collect();
             Some(format!("{keep}_{}", base62(h, 8)))
         }
@@ -560,4 +560,35 @@ fn result_window(a: &Analysis, start: usize) -> std::ops::Range<usize> {
         end += 1;
     }
     start..end
+}
+
+/// Whether `id` has more than `max` characters (no more bytes than `max` answers it
+/// without counting).
+fn longer_than(id: &str, max: usize) -> bool {
+    id.len() > max && id.chars().count() > max
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn longer_than_counts_characters_not_bytes() {
+        for id in [
+            "",
+            "a",
+            "call_1",
+            "é",
+            "ééé",
+            "a😀b",
+            "call_ééééé",
+            &"x".repeat(64),
+        ] {
+            for max in 0..12 {
+                assert_eq!(
+                    super::longer_than(id, max),
+                    id.chars().count() > max,
+                    "{id} {max}"
+                );
+            }
+        }
+    }
 }

@@ -278,14 +278,33 @@ pub(crate) const MISSING_REASONING_CONTENT: RuleSpec = RuleSpec {
 /// the last 16 in the older 48-digit form. `None` for other ids. Equal keys do not prove
 /// two items came from one response; different keys prove they did not.
 fn response_key(id: &str) -> Option<&str> {
+    let (hex, key) = key_span(id)?;
+    all_hex(hex).then_some(key)
+}
+
+/// The hex part of an id and where [`response_key`] finds the key in it, before the
+/// digits are checked.
+fn key_span(id: &str) -> Option<(&str, &str)> {
     let (_, hex) = id.split_once('_')?;
-    if !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return None;
-    }
-    match hex.len() {
+    let key = match hex.len() {
         50 => hex.get(..16),
         48 => hex.get(32..),
         _ => None,
+    }?;
+    Some((hex, key))
+}
+
+fn all_hex(s: &str) -> bool {
+    s.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// Whether both ids have a response key and the keys differ: `response_key(a)` and
+/// `response_key(b)` both `Some` and unequal, the digits checked only when the keys
+/// differ (a reasoning item and its follower share theirs).
+fn other_response(a: &str, b: &str) -> bool {
+    match (key_span(a), key_span(b)) {
+        (Some((ha, ka)), Some((hb, kb))) => ka != kb && all_hex(ha) && all_hex(hb),
+        _ => false,
     }
 }
 
@@ -349,8 +368,7 @@ pub(crate) fn reasoning_is_followed_by_its_item(ctx: &Ctx, out: &mut Vec<Violati
                     };
                 let wrong_family =
                     rid.starts_with("rs_") && !expected.is_empty() && !fid.starts_with(expected);
-                let other_response =
-                    matches!((response_key(rid), response_key(fid)), (Some(a), Some(b)) if a != b);
+                let other_response = other_response(rid, fid);
                 if wrong_family || other_response {
                     out.push(
                         ctx.at_turn(
@@ -735,6 +753,31 @@ fn add_empty_reasoning_content(fx: &mut Fixer, v: &Violation) {
 #[cfg(test)]
 mod tests {
     use super::response_key;
+
+    #[test]
+    fn other_response_is_two_keys_that_differ() {
+        let ids = [
+            "rs_0adb81d1c2f6e68a016a3c12286a0081a184e1b23cca2ac02d",
+            "fc_0adb81d1c2f6e68a016a3c122b744481a197df0b5a6edff94b",
+            "fc_0320e3f50879ffd0016a3c1218fb1881a0881b261ab719bafa",
+            "fc_0320e3f50879ffd0016a3c1218fb1881a0881b261ab719bafx",
+            "fc_0adb81d1c2f6e68a016a3c122b744481a197df0b5a6edff94x",
+            "rs_68c42de022c881948db7ed1cc2529f2e0202c9ad459e0d23",
+            "msg_68c42de31d348194a251b43ad913ef140202c9ad459e0d23",
+            "msg_68c42de31d348194a251b43ad913ef140202c9ad459e0d2z",
+            "msg_68c42de31d348194a251b43ad913ef140202c9ad459e0d24",
+            "msg_17",
+            "76f8b89e-4a41-46fb-86ae-546cc1e4ba6c",
+            "",
+        ];
+        for a in ids {
+            for b in ids {
+                let want =
+                    matches!((response_key(a), response_key(b)), (Some(x), Some(y)) if x != y);
+                assert_eq!(super::other_response(a, b), want, "{a} {b}");
+            }
+        }
+    }
 
     #[test]
     fn response_keys_follow_both_id_forms() {

@@ -136,3 +136,61 @@ fn numbers_at_the_edges_read_as_serde_json_reads_them() {
         same_as_serde(format!("[{e}]").as_bytes());
     }
 }
+
+/// What can sit in a string next to the scan's stops: escapes of every form, raw control
+/// characters (rejected), multi-byte UTF-8, a quote that ends the string early.
+const STRING_PIECES: [&str; 16] = [
+    "\\n",
+    "\\\"",
+    "\\\\",
+    "\\u00e9",
+    "\\ud83d\\ude00",
+    "\\ud83d",
+    "\\x",
+    "\u{0}",
+    "\u{1f}",
+    "\n",
+    "\t",
+    "\u{7f}",
+    "\u{e9}",
+    "\u{2028}",
+    "\u{1F600}",
+    "\"",
+];
+
+#[test]
+fn strings_with_a_stop_at_every_offset_read_as_serde_json_reads_them() {
+    // The scan reads sixteen bytes at a time (eight in its tail and on other targets):
+    // a stop at every offset across several of those edges, after a run of plain text,
+    // followed by more text, as a whole value and inside a container.
+    for before in 0..40 {
+        for piece in STRING_PIECES {
+            for after in [0, 1, 7, 8, 9, 15, 16, 17, 31] {
+                let text = format!("{}{piece}{}", "a".repeat(before), "é".repeat(after / 2));
+                same_as_serde(format!("\"{text}\"").as_bytes());
+                same_as_serde(format!("[\"{text}\",1]").as_bytes());
+                same_as_serde(format!("{{\"k\":\"{text}\"}}").as_bytes());
+            }
+        }
+    }
+}
+
+#[test]
+fn bodies_ending_inside_a_string_are_declined() {
+    for before in 0..40 {
+        for piece in STRING_PIECES {
+            let body = format!(
+                "{{\"k\":[\"{}{piece}{}\"]}}",
+                "a".repeat(before),
+                "b".repeat(9)
+            );
+            for cut in 0..body.len() {
+                // Only char boundaries: a cut inside a character is a UTF-8 error first.
+                if body.is_char_boundary(cut) {
+                    same_as_serde(&body.as_bytes()[..cut]);
+                }
+            }
+            same_as_serde(body.as_bytes());
+        }
+    }
+}

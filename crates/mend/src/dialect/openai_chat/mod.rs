@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::{kind_in as kind_of, malformed};
 use crate::chain::{CallKind, Chain, NodeKind, Ptr, Role};
-use crate::json::{Json, Kind};
+use crate::json::Json;
 use crate::violation::{Defect, Rule, Violation};
 
 pub mod canonical;
@@ -491,12 +491,7 @@ fn map_call<'a, J: Json<'a>>(
 
 /// A cheap size estimate of a content value (string bytes; parts counted by their text).
 pub(crate) fn approx_size<'a, J: Json<'a>>(v: J) -> usize {
-    match v.kind() {
-        Kind::String => v.str_len(),
-        Kind::Array => v.items().map(approx_size).sum(),
-        Kind::Object => v.members().map(|(_, m)| approx_size(m)).sum(),
-        Kind::Null | Kind::Bool | Kind::Number => 0,
-    }
+    v.string_bytes()
 }
 
 /// A `tool` message answering `call_id` with `text` (for repair).
