@@ -833,10 +833,8 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    /// Every body of `cases/` (and each of its messages alone, as a chat body), read as
-    /// OpenAI chat from a body given up, is the conversation read with copies.
-    #[test]
-    fn a_chat_body_given_up_reads_as_the_copying_read() {
+    /// The body of every check case under `cases/<dialect>/`.
+    fn case_bodies() -> Vec<Value> {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../cases");
         let mut bodies = Vec::new();
         for d in Dialect::ALL {
@@ -852,6 +850,14 @@ mod tests {
                 }
             }
         }
+        bodies
+    }
+
+    /// Every body of `cases/` (and each of its messages alone, as a chat body), read as
+    /// OpenAI chat from a body given up, is the conversation read with copies.
+    #[test]
+    fn a_chat_body_given_up_reads_as_the_copying_read() {
+        let mut bodies = case_bodies();
         // Shapes the cases may not hold: every kind of member a reader branches on,
         // with the types it accepts and others.
         let odd = json!({"model": "m", "tools": [{"type": "function"}], "messages": [
@@ -898,21 +904,7 @@ mod tests {
     /// as the copying read has them, in the same order.
     #[test]
     fn a_read_by_key_finds_the_request_the_copying_read_holds() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../cases");
-        let mut bodies = Vec::new();
-        for d in Dialect::ALL {
-            for rule in std::fs::read_dir(root.join(d.name())).expect("cases/<dialect>") {
-                let rule = rule.expect("an entry").path();
-                for f in std::fs::read_dir(&rule).into_iter().flatten() {
-                    let f = f.expect("an entry").path();
-                    let case: Value = serde_json::from_slice(&std::fs::read(&f).expect("readable"))
-                        .expect("JSON");
-                    if let Some(b) = case.get("body") {
-                        bodies.push(b.clone());
-                    }
-                }
-            }
-        }
+        let bodies = case_bodies();
         assert!(bodies.len() > 100, "{} case bodies", bodies.len());
         for body in &bodies {
             for d in Dialect::ALL {

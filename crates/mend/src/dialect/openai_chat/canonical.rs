@@ -58,21 +58,12 @@ pub(crate) fn read_message(v: &Value) -> Message {
     let Some(wire_role) = m.field("role").and_then(Value::as_str) else {
         return Message::verbatim(unknown_role(), v.clone());
     };
-    let legacy = wire_role == "function";
-    let role = if legacy {
-        Role::Tool
-    } else {
-        Role::from_name(wire_role)
-    };
-    let answers = matches!(role, Role::Tool);
-    let details_readable = match m.field("reasoning_details") {
-        Some(Value::Array(a)) => !a.is_empty() && a.iter().all(Value::is_object),
-        _ => false,
-    };
-    let mut msg = Message::new(role, Vec::new());
-    if legacy {
-        msg.form = Some(Form::LegacyFunction);
-    }
+    let Head {
+        mut msg,
+        legacy,
+        answers,
+        details_readable,
+    } = Head::of(m, wire_role);
     let (mut reasoning, mut content, mut calls) = (Vec::new(), Vec::new(), Vec::new());
     let mut result: Option<ToolResult> = None;
     for (k, v) in m {
@@ -162,6 +153,43 @@ pub(crate) fn read_request_owned(obj: Map<String, Value>) -> Conversation {
     conv
 }
 
+/// What a chat message's role and shape decide before its members are read, the same
+/// for the copying and the moving read.
+struct Head {
+    /// The message to fill, its role set (and the legacy form marked).
+    msg: Message,
+    /// The legacy `function` role: a result named by `name`, no call id.
+    legacy: bool,
+    /// A tool or function result: its `content` is the result's.
+    answers: bool,
+    /// `reasoning_details` is a non-empty list of objects.
+    details_readable: bool,
+}
+
+impl Head {
+    fn of(m: &Map<String, Value>, wire_role: &str) -> Head {
+        let legacy = wire_role == "function";
+        let role = if legacy {
+            Role::Tool
+        } else {
+            Role::from_name(wire_role)
+        };
+        let mut msg = Message::new(role, Vec::new());
+        if legacy {
+            msg.form = Some(Form::LegacyFunction);
+        }
+        Head {
+            answers: matches!(msg.role, Role::Tool),
+            details_readable: match m.field("reasoning_details") {
+                Some(Value::Array(a)) => !a.is_empty() && a.iter().all(Value::is_object),
+                _ => false,
+            },
+            msg,
+            legacy,
+        }
+    }
+}
+
 /// [`read_message`], the message given up: its strings and extras moved.
 fn read_message_owned(v: Value) -> Message {
     let m = match v {
@@ -169,21 +197,12 @@ fn read_message_owned(v: Value) -> Message {
         other => return read_message(&other),
     };
     let wire_role = m.field("role").and_then(Value::as_str).unwrap_or_default();
-    let legacy = wire_role == "function";
-    let role = if legacy {
-        Role::Tool
-    } else {
-        Role::from_name(wire_role)
-    };
-    let answers = matches!(role, Role::Tool);
-    let details_readable = match m.field("reasoning_details") {
-        Some(Value::Array(a)) => !a.is_empty() && a.iter().all(Value::is_object),
-        _ => false,
-    };
-    let mut msg = Message::new(role, Vec::new());
-    if legacy {
-        msg.form = Some(Form::LegacyFunction);
-    }
+    let Head {
+        mut msg,
+        legacy,
+        answers,
+        details_readable,
+    } = Head::of(&m, wire_role);
     let (mut reasoning, mut content, mut calls) = (Vec::new(), Vec::new(), Vec::new());
     let mut result: Option<ToolResult> = None;
     for (k, v) in m {
