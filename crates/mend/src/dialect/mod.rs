@@ -133,6 +133,14 @@ impl Dialect {
             ));
             return chain;
         };
+        // The chain's vectors sized once from the history's length (a turn per item, a
+        // few nodes each): grown by doubling, the copies they left behind were resident
+        // at the peak of a large check.
+        if let Some(history) = obj.get(self.history_key()) {
+            let items = history.len();
+            chain.turns.reserve(items + 4);
+            chain.nodes.reserve(3 * items + 8);
+        }
         chain.facts.model = obj.get("model").and_then(J::str);
         match self {
             Dialect::OpenAiChat => openai_chat::map(obj, &mut chain, out),
