@@ -114,19 +114,7 @@ pub(crate) fn read_message(v: &Value) -> Message {
             }
         }
     }
-    if answers && result.is_none() {
-        result = Some(ToolResult::default());
-    }
-    msg.parts = reasoning;
-    msg.parts.append(&mut content);
-    msg.parts.append(&mut calls);
-    if let Some(mut r) = result {
-        if legacy {
-            r.form = Some(Form::LegacyFunction);
-        }
-        msg.parts.push(Part::ToolResult(r));
-    }
-    msg
+    assemble(msg, legacy, answers, [reasoning, content, calls], result)
 }
 
 /// [`read_request`] of a body the caller gives up (convert's repaired source): the
@@ -188,6 +176,29 @@ impl Head {
             legacy,
         }
     }
+}
+
+/// A message from what its members gave, for the copying and the moving read:
+/// reasoning, content and calls in that order, then the result of a tool message (an
+/// empty one when it gave none).
+fn assemble(
+    mut msg: Message,
+    legacy: bool,
+    answers: bool,
+    parts: [Vec<Part>; 3],
+    mut result: Option<ToolResult>,
+) -> Message {
+    if answers && result.is_none() {
+        result = Some(ToolResult::default());
+    }
+    msg.parts = parts.into_iter().flatten().collect();
+    if let Some(mut r) = result {
+        if legacy {
+            r.form = Some(Form::LegacyFunction);
+        }
+        msg.parts.push(Part::ToolResult(r));
+    }
+    msg
 }
 
 /// [`read_message`], the message given up: its strings and extras moved.
@@ -254,19 +265,7 @@ fn read_message_owned(v: Value) -> Message {
             }
         }
     }
-    if answers && result.is_none() {
-        result = Some(ToolResult::default());
-    }
-    msg.parts = reasoning;
-    msg.parts.append(&mut content);
-    msg.parts.append(&mut calls);
-    if let Some(mut r) = result {
-        if legacy {
-            r.form = Some(Form::LegacyFunction);
-        }
-        msg.parts.push(Part::ToolResult(r));
-    }
-    msg
+    assemble(msg, legacy, answers, [reasoning, content, calls], result)
 }
 
 /// [`tool_content`], the value given up.
