@@ -131,9 +131,8 @@ out.parent.mkdir(parents=True, exist_ok=True)
 out.write_text(text)
 print(text)
 print(f"written to {out}")
-path = os.environ.get("MEND_TARGETS")
-if path:
-    with open(path, "a") as f:
-        for t in targets:
-            f.write(json.dumps(t) + "\n")
+sys.path.insert(0, "bench")
+import targets as target_rows  # noqa: E402
+
+target_rows.emit(targets)
 PY

@@ -235,9 +235,8 @@ for t in targets:
 lines += ["", "Reproduce: `bench/gateway-overhead.sh` (raw runs in `bench/results/raw/gateway-overhead.jsonl`)."]
 open(out, "w").write("\n".join(lines) + "\n")
 print("\n".join(lines))
-sink = os.environ.get("MEND_TARGETS")
-if sink:
-    with open(sink, "a") as f:
-        for t in targets:
-            f.write(json.dumps(t) + "\n")
+sys.path.insert(0, "bench")
+import targets as target_rows  # noqa: E402
+
+target_rows.emit(targets)
 PY

@@ -51,6 +51,7 @@ from litellm.litellm_core_utils.prompt_templates.factory import (  # noqa: E402
 import mend  # noqa: E402
 from report_corpus import conversation, damage, render_openai_chat  # noqa: E402
 from trim_langchain import tiktoken_counter, trim as langchain_trim  # noqa: E402
+import targets as target_rows  # noqa: E402
 
 # LiteLLM's documented switch for fixing histories; without it the sanitizer returns its
 # input untouched.
@@ -171,22 +172,17 @@ def bench_trim(bodies: list[dict[str, Any]], reps: int, fresh: Callable[[int], l
 
 def emit_trim_targets(trows: list[tuple[str, float, str]]) -> None:
     """Issue 16's trim row(s) for bench/report: LangChain time / mend.trim time."""
-    path = os.environ.get("MEND_TARGETS")
-    if not path:
-        return
     t = {name: secs for name, secs, _ in trows}
     pairs = [("mend.trim(dict) vs LangChain trim_messages + tiktoken, repeated calls (count memo warm)",
               "trim    langchain trim_messages (tiktoken)", "trim    mend.trim(dict), repeated calls (count memo warm)"),
              ("mend.trim(dict) vs LangChain trim_messages + tiktoken, new histories (cold)",
               "trim    langchain trim_messages on the same new histories", "trim    mend.trim(dict), new histories (cold)")]
-    with open(path, "a", encoding="utf-8") as f:
-        for label, peer, ours in pairs:
-            if peer in t and ours in t and t[ours] > 0:
-                ratio = t[peer] / t[ours]
-                f.write(json.dumps({"target": "16", "label": label, "ratio": round(ratio, 2), "budget": ">= 20",
-                                    "met": ratio >= 20,
-                                    "detail": "LangChain %.1f ms, mend %.1f ms per pass" % (t[peer] * 1e3, t[ours] * 1e3)})
-                        + "\n")
+    target_rows.emit([
+        target_rows.at_least("16", label, t[peer] / t[ours], 20,
+                             "LangChain %.1f ms, mend %.1f ms per pass" % (t[peer] * 1e3, t[ours] * 1e3))
+        for label, peer, ours in pairs
+        if peer in t and ours in t and t[ours] > 0
+    ])
 
 
 def main() -> int:
@@ -231,21 +227,14 @@ def main() -> int:
 def targets(rows: list[tuple[str, float, str]], n: int) -> None:
     """Issue 16's repair target, one line per mend row, appended to $MEND_TARGETS when
     bench/report sets it: LiteLLM's time over mend's, the crossing included."""
-    path = os.environ.get("MEND_TARGETS")
-    if not path:
-        return
     lite = rows[2][1]
-    with open(path, "a") as f:
-        for (name, t, _), form in zip(rows[:2], ("dict", "bytes")):
-            ratio = lite / t
-            f.write(json.dumps({
-                "target": "16",
-                "label": f"Python mend.repair({form}) vs LiteLLM sanitize_messages_for_tool_calling, {n} OpenAI chat histories",
-                "ratio": round(ratio, 2),
-                "budget": ">= 5",
-                "met": ratio >= 5,
-                "detail": f"mend {t / n * 1e6:.0f} µs vs LiteLLM {lite / n * 1e6:.0f} µs per history",
-            }) + "\n")
+    target_rows.emit([
+        target_rows.at_least(
+            "16",
+            f"Python mend.repair({form}) vs LiteLLM sanitize_messages_for_tool_calling, {n} OpenAI chat histories",
+            lite / t, 5, f"mend {t / n * 1e6:.0f} µs vs LiteLLM {lite / n * 1e6:.0f} µs per history")
+        for (name, t, _), form in zip(rows[:2], ("dict", "bytes"))
+    ])
 
 
 if __name__ == "__main__":

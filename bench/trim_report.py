@@ -15,6 +15,8 @@ import os
 import statistics
 import sys
 
+import targets as target_rows
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 RAW = os.path.join(HERE, "results", "raw")
 OUT = os.path.join(HERE, "results", "trim-vs-langchain.md")
@@ -61,28 +63,20 @@ def first_calls() -> tuple[float, float, float] | None:
 def emit_targets(cold: list[float], warm: list[float], first, mend_us: tuple[float, float],
                  lc_us: float) -> None:
     """Issue 17 target 4 rows for bench/report (when MEND_TARGETS names a file)."""
-    path = os.environ.get("MEND_TARGETS")
-    if not path:
-        return
     rows = [
-        {"target": 4, "label": "trim vs LangChain trim_messages + tiktoken, cold (first call on a new history, "
-         "tokenizer already loaded; median per conversation)", "ratio": statistics.median(cold),
-         "budget": ">= 50", "detail": "LangChain %.0f µs, mend %.0f µs (medians)" % (lc_us, mend_us[0])},
-        {"target": 4, "label": "trim vs LangChain, warm (trim_with_cache, same conversation again)",
-         "ratio": statistics.median(warm), "budget": ">= 50",
-         "detail": "LangChain %.0f µs, mend %.0f µs (medians)" % (lc_us, mend_us[1])},
+        target_rows.at_least(4, "trim vs LangChain trim_messages + tiktoken, cold (first call on a new history, "
+                             "tokenizer already loaded; median per conversation)", statistics.median(cold), 50,
+                             "LangChain %.0f µs, mend %.0f µs (medians)" % (lc_us, mend_us[0])),
+        target_rows.at_least(4, "trim vs LangChain, warm (trim_with_cache, same conversation again)",
+                             statistics.median(warm), 50,
+                             "LangChain %.0f µs, mend %.0f µs (medians)" % (lc_us, mend_us[1])),
     ]
     if first:
         rows.append({"target": 4, "label": "trim vs LangChain, very first call of a process (tokenizer load "
-                     "included; shown, the target is for a loaded tokenizer)", "ratio": first[2],
+                     "included; shown, the target is for a loaded tokenizer)", "ratio": round(first[2], 2),
                      "budget": "none", "met": None,
                      "detail": "LangChain %.0f ms, mend %.0f ms (medians)" % (first[1] / 1e3, first[0] / 1e3)})
-    with open(path, "a", encoding="utf-8") as f:
-        for r in rows:
-            r["ratio"] = round(r["ratio"], 2)
-            if r["budget"] != "none":
-                r["met"] = r["ratio"] >= 50
-            f.write(json.dumps(r, ensure_ascii=False) + "\n")
+    target_rows.emit(rows)
 
 
 def main() -> int:
