@@ -12,6 +12,10 @@
   the tiktoken counter of LangChain's guide (bench/trim_langchain.py; its messages are
   converted to LangChain objects once, untimed), to half of each history's tokens.
 
+Beside them, the floors: `mend.check` of the same bodies, dict and bytes, which every
+repair runs at least once on its input; LiteLLM's time over a floor is a ratio no repair
+can pass.
+
 Times are the median of --reps passes over the whole corpus, after a warm-up pass (the
 repair runs take turns pass by pass); the table gives each peer's time as a multiple of
 mend's. With MEND_TARGETS set (bench/report does), issue 16's repair target is appended
@@ -114,9 +118,12 @@ def bench_repair(bodies: list[dict[str, Any]], reps: int) -> list[tuple[str, flo
         msgs = copies.pop()
         lite_out[:] = [sanitize_messages_for_tool_calling(m) for m in msgs]
 
-    m, m_bytes, lite = interleaved(
+    # The floors: a repair checks its input at least once, so `mend.check` of the same
+    # body (the crossing included) is what no `mend.repair` of it can beat.
+    m, m_bytes, lite, floor, floor_bytes = interleaved(
         reps,
-        [lambda: [mend.repair(b) for b in bodies], lambda: [mend.repair(b) for b in raw], litellm_pass],
+        [lambda: [mend.repair(b) for b in bodies], lambda: [mend.repair(b) for b in raw], litellm_pass,
+         lambda: [mend.check(b) for b in bodies], lambda: [mend.check(b) for b in raw]],
     )
     mend_out = [mend.repair(b).body for b in bodies]
     lite_bodies = [{**b, "messages": m} for b, m in zip(bodies, lite_out)]
@@ -124,6 +131,8 @@ def bench_repair(bodies: list[dict[str, Any]], reps: int) -> list[tuple[str, flo
         ("repair  mend.repair(dict)", m, valid_share(mend_out)),
         ("repair  mend.repair(bytes)", m_bytes, valid_share(mend_out)),
         ("repair  litellm sanitize_messages_for_tool_calling", lite, valid_share(lite_bodies)),
+        ("repair  floor: mend.check(dict), no repair", floor, "-"),
+        ("repair  floor: mend.check(bytes), no repair", floor_bytes, "-"),
     ]
 
 
@@ -232,8 +241,9 @@ def targets(rows: list[tuple[str, float, str]], n: int) -> None:
         target_rows.at_least(
             "16",
             f"Python mend.repair({form}) vs LiteLLM sanitize_messages_for_tool_calling, {n} OpenAI chat histories",
-            lite / t, 5, f"mend {t / n * 1e6:.0f} µs vs LiteLLM {lite / n * 1e6:.0f} µs per history")
-        for (name, t, _), form in zip(rows[:2], ("dict", "bytes"))
+            lite / t, 5, f"mend {t / n * 1e6:.0f} µs vs LiteLLM {lite / n * 1e6:.0f} µs per history; "
+            f"floor in this run: LiteLLM / mend.check({form}) = {lite / floor:.2f}")
+        for (name, t, _), (_, floor, _), form in zip(rows[:2], rows[3:5], ("dict", "bytes"))
     ])
 
 

@@ -31,11 +31,39 @@ enum Seg {
 
 /// The JSON a Python object holds.
 pub fn to_value(obj: &Bound<'_, PyAny>) -> Result<Value, NotJson> {
-    let mut path = Vec::new();
-    walk(obj, &mut path)
+    walk(obj, &mut Vec::new(), &mut Keys::default())
 }
 
-fn walk(obj: &Bound<'_, PyAny>, path: &mut Vec<Seg>) -> Result<Value, NotJson> {
+/// The text of the key objects met so far in one walk, by the object's identity.
+///
+/// A body's dicts share their key objects: a literal key is interned, and `json.loads`
+/// makes one object per distinct key of a document. Reading a `str` is a copy through a
+/// temporary `bytes` under the stable ABI, so a key object's text is read once per walk.
+/// Each key is held here while its text is, so its address names that object alone.
+#[derive(Default)]
+struct Keys<'py>(Vec<(Bound<'py, PyString>, String)>);
+
+impl<'py> Keys<'py> {
+    /// Enough for the keys of any request body's shapes; more are read each time.
+    const MAX: usize = 64;
+
+    fn text(&mut self, key: &Bound<'py, PyString>, path: &[Seg]) -> Result<String, NotJson> {
+        if let Some((_, known)) = self.0.iter().find(|(k, _)| k.is(key)) {
+            return Ok(known.clone());
+        }
+        let read = text(key, path)?;
+        if self.0.len() < Self::MAX {
+            self.0.push((key.clone(), read.clone()));
+        }
+        Ok(read)
+    }
+}
+
+fn walk<'py>(
+    obj: &Bound<'py, PyAny>,
+    path: &mut Vec<Seg>,
+    keys: &mut Keys<'py>,
+) -> Result<Value, NotJson> {
     if path.len() > MAX_DEPTH {
         return Err(not_json(
             path,
@@ -47,22 +75,22 @@ fn walk(obj: &Bound<'_, PyAny>, path: &mut Vec<Seg>) -> Result<Value, NotJson> {
         return text(s, path).map(Value::String);
     }
     if let Ok(d) = obj.cast_exact::<PyDict>() {
-        return object(d, path);
+        return object(d, path, keys);
     }
     if let Ok(l) = obj.cast_exact::<PyList>() {
-        return items(l.iter(), l.len(), path);
+        return items(l.iter(), l.len(), path, keys);
     }
     if let Ok(s) = obj.cast::<PyString>() {
         return text(s, path).map(Value::String);
     }
     if let Ok(d) = obj.cast::<PyDict>() {
-        return object(d, path);
+        return object(d, path, keys);
     }
     if let Ok(l) = obj.cast::<PyList>() {
-        return items(l.iter(), l.len(), path);
+        return items(l.iter(), l.len(), path, keys);
     }
     if let Ok(t) = obj.cast::<PyTuple>() {
-        return items(t.iter(), t.len(), path);
+        return items(t.iter(), t.len(), path, keys);
     }
     if obj.is_none() {
         return Ok(Value::Null);
@@ -98,7 +126,11 @@ fn walk(obj: &Bound<'_, PyAny>, path: &mut Vec<Seg>) -> Result<Value, NotJson> {
     ))
 }
 
-fn object(d: &Bound<'_, PyDict>, path: &mut Vec<Seg>) -> Result<Value, NotJson> {
+fn object<'py>(
+    d: &Bound<'py, PyDict>,
+    path: &mut Vec<Seg>,
+    keys: &mut Keys<'py>,
+) -> Result<Value, NotJson> {
     let mut map = Map::with_capacity(d.len());
     for (k, v) in d.iter() {
         let Ok(key) = k.cast::<PyString>() else {
@@ -111,9 +143,9 @@ fn object(d: &Bound<'_, PyDict>, path: &mut Vec<Seg>) -> Result<Value, NotJson> 
                 ),
             ));
         };
-        let key = text(key, path)?;
+        let key = keys.text(key, path)?;
         path.push(Seg::Key(key));
-        let value = walk(&v, path)?;
+        let value = walk(&v, path, keys)?;
         if let Some(Seg::Key(key)) = path.pop() {
             map.insert(key, value);
         }
@@ -125,11 +157,12 @@ fn items<'py>(
     iter: impl Iterator<Item = Bound<'py, PyAny>>,
     len: usize,
     path: &mut Vec<Seg>,
+    keys: &mut Keys<'py>,
 ) -> Result<Value, NotJson> {
     let mut out = Vec::with_capacity(len);
     for (i, item) in iter.enumerate() {
         path.push(Seg::Index(i));
-        out.push(walk(&item, path)?);
+        out.push(walk(&item, path, keys)?);
         path.pop();
     }
     Ok(Value::Array(out))

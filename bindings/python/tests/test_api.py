@@ -126,6 +126,34 @@ def test_a_repaired_dict_holds_the_given_messages_it_kept_and_text_keeps_their_b
     assert json.dumps(given[2], indent=2).replace("\n", "\n    ") in as_text.body
 
 
+def test_a_dict_crosses_exactly_whatever_its_keys() -> None:
+    # The crossing reads each key object once: keys shared by many dicts, more distinct
+    # keys than it remembers, and a str subclass must all come through as they are.
+    class Key(str):
+        pass
+
+    extra = {f"x_{i}": i for i in range(100)}
+
+    def call(i: int) -> dict[str, Any]:
+        return {"id": f"call_{i}", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+
+    assistant = {"role": "assistant", "content": None, "tool_calls": [call(1), call(2)], **extra,
+                 Key("x_sub"): "kept"}
+    body = {"model": "gpt-4o", "messages": [
+        {"role": "user", "content": "hi"},
+        assistant,
+        {"role": "tool", "tool_call_id": "call_1", "content": "ok"},
+    ]}
+    fixed = mend.repair(body, missing_result="drop-call")
+    from_text = mend.repair(json.dumps(body), missing_result="drop-call")
+    assert fixed.changed and fixed.valid
+    assert fixed.body == json.loads(from_text.body)
+    rebuilt = fixed.body["messages"][1]
+    assert rebuilt is not assistant, "the edited message is built from what crossed"
+    assert rebuilt["x_sub"] == "kept" and all(rebuilt[k] == v for k, v in extra.items())
+    assert [c["id"] for c in rebuilt["tool_calls"]] == ["call_1"]
+
+
 def test_a_call_without_result_is_answered_or_dropped_as_asked() -> None:
     body = chat(
         {"role": "user", "content": "weather?"},

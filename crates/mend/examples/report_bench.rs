@@ -28,7 +28,9 @@
 //! `convert`) runs one kind of task; `--loop value|bytes|check` runs only repair from the
 //! `Value`, repair from bytes, or check, `--reps` times over the corpus with no timing
 //! and no output, for a profiler. One JSON line per sample and task:
-//! `{"id", "task", "ns", "ns_bytes"?, "ok", "error"?, "body"?, "check_valid"?}`;
+//! `{"id", "task", "ns", "ns_bytes"?, "floor"?, "ok", "error"?, "body"?, "check_valid"?}`;
+//! `floor` (repair tasks) is what any repair of the sample costs at the least, in ns:
+//! `check` of the bytes, `check_value` of the body, `serialize` of the body;
 //! `check_valid` is `mend::check_value`'s verdict on the input (repair tasks), for the
 //! agreement table.
 
@@ -41,6 +43,12 @@ use mend::{CheckOptions, Dialect, Severity};
 use serde_json::{json, Value};
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
+
+/// The allocator mend runs on where it ships as a program or an extension (the CLI and
+/// its gateway, the Python binding): a repair builds and drops a tree of small maps and
+/// strings, whose cost glibc's malloc nearly doubles.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 const DIALECTS: [(&str, Dialect, &str); 4] = [
     ("openai_chat", Dialect::OpenAiChat, "openai"),
@@ -128,6 +136,35 @@ fn timed_bytes(reps: usize, input: &[u8], opts: &RepairOptions) -> (Result<Vec<u
     (last, median(&mut times))
 }
 
+/// What any repair of a sample costs at the least, each the median ns of `reps` runs:
+/// a repair from bytes checks them at least once (`check`), a repair of the in-memory
+/// body checks it (`check_value`) and, as timed, writes the request bytes (`serialize`:
+/// `serde_json::to_vec` of the input, as big as any repaired output within a few items).
+/// The report sets the peer's time against these: a ratio no repair can pass.
+fn floors(reps: usize, body: &Value, input: &[u8], opts: &CheckOptions) -> Value {
+    let ns = |f: &dyn Fn()| {
+        let mut times: Vec<u128> = (0..reps)
+            .map(|_| {
+                let t = Instant::now();
+                f();
+                t.elapsed().as_nanos()
+            })
+            .collect();
+        median(&mut times) as u64
+    };
+    json!({
+        "check": ns(&|| {
+            std::hint::black_box(mend::check(input, opts).is_ok());
+        }),
+        "check_value": ns(&|| {
+            std::hint::black_box(mend::check_value(body, opts).is_ok());
+        }),
+        "serialize": ns(&|| {
+            std::hint::black_box(serde_json::to_vec(body).map(|b| b.len()).ok());
+        }),
+    })
+}
+
 /// The target models of the conversions (the peers get the same ones).
 fn target_model(d: Dialect) -> &'static str {
     match d {
@@ -176,6 +213,7 @@ fn repair_rows(s: &Value, reps: usize, out: &mut impl Write) -> Res<()> {
         let (res, ns) = timed(reps, || body.clone(), |b| run_repair(b, &opts));
         let input = serde_json::to_vec(body)?;
         let (res_bytes, ns_bytes) = timed_bytes(reps, &input, &opts);
+        let floors = floors(reps, body, &input, &opts.check);
         // The two ways must agree: the spliced bytes parse to the repaired body.
         let res = match (res, res_bytes) {
             (Ok(b), Ok(bytes))
@@ -187,12 +225,13 @@ fn repair_rows(s: &Value, reps: usize, out: &mut impl Write) -> Res<()> {
             (Ok(b), Ok(_)) => Ok(b),
         };
         let task = format!("repair:{name}");
-        let line = match res {
+        let mut line = match res {
             Ok(b) => json!({"id": id, "task": task, "ns": ns as u64, "ns_bytes": ns_bytes as u64,
                             "ok": true, "body": b, "check_valid": check_valid}),
             Err(e) => json!({"id": id, "task": task, "ns": ns as u64, "ns_bytes": ns_bytes as u64,
                              "ok": false, "error": e, "check_valid": check_valid}),
         };
+        line["floor"] = floors;
         writeln!(out, "{line}")?;
     }
     Ok(())
