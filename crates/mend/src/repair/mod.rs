@@ -264,12 +264,10 @@ struct Run {
     members: Vec<&'static str>,
     /// The length of the input's history.
     input_items: usize,
-    /// When the first pass moved the items of an owned input: where each item of its
-    /// output came from, and the input's items it took away, as they were.
-    undo: Option<Undo>,
-    /// The first pass's output, once a later pass replaced it as `state` (kept for
-    /// `undo`).
-    first: Option<Value>,
+    /// For each pass after the first that changed an owned input, how to get the body
+    /// before it back from the body after it (see [`Back`]); used only to give the
+    /// input back (`input_again`).
+    backs: Vec<Back>,
     /// The number of edits made up to each state after the input.
     marks: Vec<usize>,
     edits: Vec<Edit>,
@@ -296,8 +294,7 @@ impl Run {
             Input::Owned(v) => (None, Some(v)),
         };
         let mut state: Option<Value> = None;
-        let mut first: Option<Value> = None;
-        let mut undo = None;
+        let mut backs: Vec<Back> = Vec::new();
         let mut passes = 0;
         let mut origin: Option<Vec<Option<usize>>> = None;
         let mut members: Vec<&'static str> = Vec::new();
@@ -336,24 +333,35 @@ impl Run {
                 violations,
                 ..
             } = analysis;
-            let move_input = state.is_none() && owned.is_some() && plan.body_fields.is_empty();
+            // A pass moves the items of a body it owns (the owned input, or the state a
+            // pass before it made) instead of copying them; a top-level member to set
+            // means a copy, which leaves what it was made from as it was.
+            let movable = plan.body_fields.is_empty() && (state.is_some() || owned.is_some());
             let next = if plan.is_empty() {
                 None
-            } else if !move_input {
-                Some(plan.apply(now, dialect)).filter(|(next, _)| next != now)
+            } else if !movable {
+                Some(plan.apply(now, dialect))
+                    .filter(|(next, _)| next != now)
+                    .map(|(next, from)| (next, from, None))
             } else {
-                let input = owned.take().unwrap_or_default();
-                let (next, from, removed) = plan.apply_owned(input, dialect);
                 let key = dialect.history_key();
-                if same_as_input(&next, &from, &removed, input_items, key) {
-                    owned = Some(restored(&next, &from, &removed, input_items, key));
+                let from_input = state.is_none();
+                let before = state.take().or_else(|| owned.take()).unwrap_or_default();
+                let len = history_len(&before, dialect);
+                let (next, from, removed) = plan.apply_owned(before, dialect);
+                if same_as_input(&next, &from, &removed, len, key) {
+                    let back = Some(restored(next, &from, removed, len, key));
+                    match from_input {
+                        true => owned = back,
+                        false => state = back,
+                    }
                     None
                 } else {
-                    undo = Some((from.clone(), removed));
-                    Some((next, from))
+                    let back = Back::Moved(from.clone(), removed, len);
+                    Some((next, from, Some(back)))
                 }
             };
-            let Some((next, from)) = next else {
+            let Some((next, from, moved)) = next else {
                 let run = Run {
                     dialect,
                     provider: profile.name,
@@ -362,8 +370,7 @@ impl Run {
                     origin,
                     members,
                     input_items,
-                    undo,
-                    first,
+                    backs,
                     marks,
                     edits,
                     seen,
@@ -391,27 +398,31 @@ impl Run {
             }
             edits.extend(plan.edits);
             let before = state.replace(next);
-            if first.is_none() && undo.is_some() {
-                first = before;
-            }
+            backs.push(match (moved, before) {
+                (Some(moved), _) => moved,
+                (None, Some(before)) => Back::Kept(before),
+                (None, None) => Back::Input,
+            });
             passes += 1;
             marks.push(edits.len());
         }
     }
 
-    /// The input of a run whose first pass took the items of its owned input.
+    /// The input of a run whose first pass took the items of its owned input: each pass
+    /// undone from the last state back.
     fn input_again(&self) -> Value {
-        let state1 = self.first.as_ref().or(self.state.as_ref()).unwrap_or(&NULL);
-        match &self.undo {
-            Some((from, removed)) => restored(
-                state1,
-                from,
-                removed,
-                self.input_items,
-                self.dialect.history_key(),
-            ),
-            None => state1.clone(),
+        let key = self.dialect.history_key();
+        let mut now = self.state.clone().unwrap_or_default();
+        for back in self.backs.iter().rev() {
+            now = match back {
+                Back::Moved(from, removed, len) => {
+                    restored(now, from, removed.iter().cloned(), *len, key)
+                }
+                Back::Kept(before) => before.clone(),
+                Back::Input => break,
+            };
         }
+        now
     }
 
     /// The first state that broke a rule the input did not and that is still broken at
@@ -478,9 +489,17 @@ impl Run {
     }
 }
 
-/// What a pass that moved the input's items needs to give the input back: where each
-/// item of its output came from, and the input's items it took away, as they were.
-type Undo = (Vec<Option<usize>>, Vec<(usize, Value)>);
+/// How to get the body before a pass back from the body after it.
+enum Back {
+    /// The pass moved the items of the body it was given: where each item of its output
+    /// came from, the items it took away, as they were, with their index, and the length
+    /// of the history it was given.
+    Moved(Vec<Option<usize>>, Vec<(usize, Value)>, usize),
+    /// The pass copied the body it was given: that body, as it was.
+    Kept(Value),
+    /// The pass copied the run's input, which the caller holds (or the run gives back).
+    Input,
+}
 
 /// A body as given to a run: borrowed, or owned (its items are then moved, not copied,
 /// by the first pass).
@@ -521,31 +540,28 @@ fn same_as_input(
 /// The input of a pass that moved its items, from its output: each item put back from
 /// where it went (`from`) or from what the pass took away (`removed`).
 fn restored(
-    next: &Value,
+    mut next: Value,
     from: &[Option<usize>],
-    removed: &[(usize, Value)],
+    removed: impl IntoIterator<Item = (usize, Value)>,
     input_items: usize,
     key: &str,
 ) -> Value {
-    let mut out = next.clone();
-    let Some(items) = next.get(key).and_then(Value::as_array) else {
-        return out;
+    let Some(Value::Array(items)) = next.get_mut(key) else {
+        return next;
     };
     let mut was = vec![Value::Null; input_items];
-    for (k, o) in from.iter().enumerate() {
-        if let (Some(slot), Some(v)) = (o.and_then(|i| was.get_mut(i)), items.get(k)) {
-            *slot = v.clone();
+    for (k, item) in std::mem::take(items).into_iter().enumerate() {
+        if let Some(slot) = from.get(k).copied().flatten().and_then(|i| was.get_mut(i)) {
+            *slot = item;
         }
     }
     for (i, v) in removed {
-        if let Some(slot) = was.get_mut(*i) {
-            *slot = v.clone();
+        if let Some(slot) = was.get_mut(i) {
+            *slot = v;
         }
     }
-    if let Some(slot) = out.get_mut(key) {
-        *slot = Value::Array(was);
-    }
-    out
+    *items = was;
+    next
 }
 
 /// The number of items in a body's history (0 when it has none).
