@@ -354,12 +354,10 @@ fn ids_of<'a>(chain: &Chain<'a>, t: usize) -> Vec<&'a str> {
             }
         }
     };
-    for n in chain.turn_nodes(t) {
+    for (k, n) in chain.turn_nodes(t).iter().enumerate() {
         match &n.kind {
-            NodeKind::Call {
-                call_id, item_id, ..
-            } => {
-                push(*item_id);
+            NodeKind::Call { call_id, .. } => {
+                push(chain.call_item_id(chain.turns[t].first + k));
                 push(*call_id);
             }
             NodeKind::Result { call_id, .. } => push(*call_id),

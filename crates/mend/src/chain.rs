@@ -298,12 +298,11 @@ pub enum NodeKind<'a> {
         call_id: Option<&'a str>,
         /// Tool name.
         name: Option<&'a str>,
-        /// The provider's item id when distinct from the call id (`fc_…`).
-        item_id: Option<&'a str>,
         /// Client or server tool.
         kind: CallKind,
-        /// The wire type (`function_call`, `tool_use`, `functionCall`...).
-        wire: &'a str,
+        /// The wire type (`function_call`, `tool_use`, `functionCall`...), in the chain's
+        /// table ([`Chain::wire_text`]).
+        wire: Wire,
         /// Carries a signature (Gemini `thoughtSignature`).
         signed: bool,
     },
@@ -315,8 +314,8 @@ pub enum NodeKind<'a> {
         name: Option<&'a str>,
         /// Client or server result.
         kind: CallKind,
-        /// The wire type.
-        wire: &'a str,
+        /// The wire type ([`Chain::wire_text`]).
+        wire: Wire,
     },
     /// A reasoning item or thinking block.
     Reasoning {
@@ -328,8 +327,8 @@ pub enum NodeKind<'a> {
         encrypted: bool,
         /// `redacted_thinking`.
         redacted: bool,
-        /// The wire type.
-        wire: &'a str,
+        /// The wire type ([`Chain::wire_text`]).
+        wire: Wire,
     },
     /// An assistant output message item in a Responses history (its id matters).
     Message {
@@ -344,6 +343,12 @@ pub enum NodeKind<'a> {
         wire: &'a str,
     },
 }
+
+/// The wire type of a call, result or reasoning node: an index into its chain's table
+/// of the few types met ([`Chain::wire`], [`Chain::wire_text`]). Two bytes on the node
+/// instead of a 16-byte `&str` (a node's size is a share of a check's peak memory).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Wire(u16);
 
 /// A node: what it is, which turn holds it, and where it lives.
 #[derive(Debug, Clone, PartialEq)]
@@ -432,9 +437,61 @@ pub struct Chain<'a> {
     pub nodes: Vec<Node<'a>>,
     /// Request-wide facts.
     pub facts: Facts<'a>,
+    /// The wire types the nodes name ([`Wire`]), each once.
+    wires: Vec<&'a str>,
+    /// The provider item ids of the calls that have one (Responses `fc_…`), by node, in
+    /// node order: off the node, which a call would make 8 bytes larger.
+    call_item_ids: Vec<(usize, &'a str)>,
 }
 
 impl<'a> Chain<'a> {
+    /// The [`Wire`] of a wire type name (kept once however many nodes name it: a chain
+    /// meets a handful).
+    pub fn wire(&mut self, name: &'a str) -> Wire {
+        let at = match self.wires.iter().position(|w| *w == name) {
+            Some(at) => at,
+            None => {
+                self.wires.push(name);
+                self.wires.len() - 1
+            }
+        };
+        // A wire type is a key a reader recognises or an item's `type`, one per node at
+        // most; a chain has more nodes than u16 only in a body of millions of parts, and
+        // even then never that many distinct types but from a forged body.
+        Wire(u16::try_from(at).unwrap_or(u16::MAX))
+    }
+
+    /// The name of a [`Wire`] of this chain.
+    pub fn wire_text(&self, wire: Wire) -> &'a str {
+        self.wires.get(usize::from(wire.0)).copied().unwrap_or("?")
+    }
+
+    /// Push a call node with its provider item id, when it has one.
+    pub fn push_call(&mut self, kind: NodeKind<'a>, item_id: Option<&'a str>, ptr: Ptr) {
+        if let Some(id) = item_id {
+            self.call_item_ids.push((self.nodes.len(), id));
+        }
+        self.push(kind, ptr);
+    }
+
+    /// The provider item id (`fc_…`) of the call at node `n`, when it has one.
+    pub fn call_item_id(&self, n: usize) -> Option<&'a str> {
+        let at = self
+            .call_item_ids
+            .binary_search_by_key(&n, |&(m, _)| m)
+            .ok()?;
+        Some(self.call_item_ids[at].1)
+    }
+
+    /// The provider item id the message, reasoning or call at node `n` carries.
+    pub fn item_id_of(&self, n: usize) -> Option<&'a str> {
+        match self.nodes.get(n)?.kind {
+            NodeKind::Message { item_id } | NodeKind::Reasoning { item_id, .. } => item_id,
+            NodeKind::Call { .. } => self.call_item_id(n),
+            _ => None,
+        }
+    }
+
     /// Start a turn; nodes pushed until the next `begin_turn` belong to it.
     pub fn begin_turn(
         &mut self,
@@ -553,8 +610,9 @@ mod tests {
         // Every turn and node holds one; at a check's peak the chain is alive with the
         // body and its tape (a 60 MB chat body: 130K turns, 280K nodes).
         assert_eq!(std::mem::size_of::<Ptr>(), 12);
+        assert_eq!(std::mem::size_of::<NodeKind>(), 40);
         assert!(
-            std::mem::size_of::<Node>() <= 96,
+            std::mem::size_of::<Node>() <= 64,
             "{}",
             std::mem::size_of::<Node>()
         );

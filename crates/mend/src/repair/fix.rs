@@ -656,6 +656,7 @@ fn synthesized(a: &Analysis, body: &Value, n: usize, text: &str) -> Option<Value
     else {
         return None;
     };
+    let wire = a.chain.wire_text(wire);
     if let Some(id) = call_id {
         let shared = a
             .chain

@@ -138,6 +138,7 @@ pub(crate) fn call_ids_have_the_providers_form(ctx: &Ctx, out: &mut Vec<Violatio
             } => (id, false, wire),
             _ => continue,
         };
+        let wire = ctx.chain.wire_text(wire);
         if id.is_empty() {
             continue;
         }
@@ -431,7 +432,7 @@ fn restorable_ids<'a>(
         let idless: Vec<usize> = (chain.turns[t].first..chain.turns[t].end)
             .filter(|&n| {
                 matches!(chain.nodes[n].kind, NodeKind::Call { kind: CallKind::Client, call_id, wire, .. }
-                    if call_id.is_none_or(str::is_empty) && wire != dialect::openai_chat::LEGACY_FUNCTION_CALL)
+                    if call_id.is_none_or(str::is_empty) && chain.wire_text(wire) != dialect::openai_chat::LEGACY_FUNCTION_CALL)
             })
             .collect();
         if idless.len() != 1 {

@@ -468,19 +468,19 @@ pub(crate) fn pair_calls_with_results(
                 name,
                 wire,
                 ..
-            } => p.on_call(n, call_id, name, wire, out),
+            } => p.on_call(n, call_id, name, chain.wire_text(wire), out),
             NodeKind::Result {
                 call_id,
                 kind: CallKind::Server,
                 wire,
                 ..
-            } => p.on_server_result(n, call_id, wire, out),
+            } => p.on_server_result(n, call_id, chain.wire_text(wire), out),
             NodeKind::Result {
                 call_id,
                 name,
                 wire,
                 ..
-            } => p.on_result(n, call_id, name, wire, out),
+            } => p.on_result(n, call_id, name, chain.wire_text(wire), out),
             _ => {}
         }
     }
@@ -892,14 +892,8 @@ pub(crate) fn item_ids_are_unique(ctx: &Ctx, out: &mut Vec<Violation>) {
     let chain = ctx.chain;
     let mut seen: IdMap<'_, usize> =
         IdMap::with_capacity_and_hasher(chain.nodes.len(), Default::default());
-    for (n, node) in chain.nodes.iter().enumerate() {
-        let id = match node.kind {
-            NodeKind::Message { item_id }
-            | NodeKind::Reasoning { item_id, .. }
-            | NodeKind::Call { item_id, .. } => item_id,
-            _ => None,
-        };
-        let Some(id) = id.filter(|s| !s.is_empty()) else {
+    for n in 0..chain.nodes.len() {
+        let Some(id) = chain.item_id_of(n).filter(|s| !s.is_empty()) else {
             continue;
         };
         let Some(&first) = seen.get(id) else {
@@ -1064,14 +1058,15 @@ fn settle_the_orphan(fx: &mut Fixer, v: &Violation) {
         return;
     };
     // It carries the call's provider item id (fc_…) instead of its call id.
-    let by_item_id = chain.nodes[..n].iter().find_map(|m| match m.kind {
-        NodeKind::Call {
-            item_id: Some(item),
-            call_id: Some(cid),
-            ..
-        } if item == rid && cid != rid => Some(cid),
-        _ => None,
-    });
+    let by_item_id = chain.nodes[..n]
+        .iter()
+        .enumerate()
+        .find_map(|(m, node)| match node.kind {
+            NodeKind::Call {
+                call_id: Some(cid), ..
+            } if chain.call_item_id(m) == Some(rid) && cid != rid => Some(cid),
+            _ => None,
+        });
     if let Some(cid) = by_item_id {
         if fx.set_call_id(chain.nodes[n].ptr, false, cid) {
             let detail = format!(

@@ -351,15 +351,12 @@ pub(crate) fn reasoning_is_followed_by_its_item(ctx: &Ctx, out: &mut Vec<Violati
                     )));
                 }
             }
-            Some((
-                _,
-                Some(
-                    NodeKind::Message { item_id: Some(fid) }
-                    | NodeKind::Call {
-                        item_id: Some(fid), ..
-                    },
-                ),
-            )) => {
+            Some((_, Some(NodeKind::Message { .. } | NodeKind::Call { .. })))
+                if chain.item_id_of(chain.turns[t + 1].first).is_some() =>
+            {
+                let fid = chain
+                    .item_id_of(chain.turns[t + 1].first)
+                    .unwrap_or_default();
                 let expected =
                     if matches!(chain.turn_nodes(t + 1)[0].kind, NodeKind::Message { .. }) {
                         "msg_"
@@ -487,10 +484,12 @@ pub(crate) fn outputs_keep_their_reasoning(ctx: &Ctx, out: &mut Vec<Violation>) 
                 Some(("message", *id))
             }
             Some(NodeKind::Call {
-                item_id: Some(id),
                 kind: CallKind::Client,
                 ..
-            }) if id.starts_with("fc_") => Some(("function_call", *id)),
+            }) => chain
+                .call_item_id(turn.first)
+                .filter(|id| id.starts_with("fc_"))
+                .map(|id| ("function_call", id)),
             _ => None,
         };
         if let Some((ty, id)) = output {
@@ -544,12 +543,7 @@ pub(crate) fn held_items_are_not_replayed(ctx: &Ctx, out: &mut Vec<Violation>) {
         return;
     };
     for (n, node) in chain.nodes.iter().enumerate() {
-        let id = match node.kind {
-            NodeKind::Reasoning { item_id, .. }
-            | NodeKind::Message { item_id }
-            | NodeKind::Call { item_id, .. } => item_id,
-            _ => None,
-        };
+        let id = chain.item_id_of(n);
         let Some(id) = id.filter(|id| response_key(id) == Some(key)) else {
             continue;
         };

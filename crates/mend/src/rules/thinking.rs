@@ -297,9 +297,10 @@ pub(crate) fn thinking_comes_first(ctx: &Ctx, out: &mut Vec<Violation>) {
     let wire_of = |k: &NodeKind| -> String {
         match k {
             NodeKind::Text { .. } => "text".into(),
-            NodeKind::Call { wire, .. }
-            | NodeKind::Result { wire, .. }
-            | NodeKind::Other { wire } => (*wire).to_string(),
+            NodeKind::Call { wire, .. } | NodeKind::Result { wire, .. } => {
+                chain.wire_text(*wire).to_string()
+            }
+            NodeKind::Other { wire } => (*wire).to_string(),
             NodeKind::Media => "image".into(),
             _ => "block".into(),
         }
