@@ -428,6 +428,29 @@ pub struct Facts<'a> {
     pub item_references: Vec<(Ptr, Option<&'a str>)>,
 }
 
+/// The calls' provider item ids, read by a walk over nodes in increasing order
+/// ([`Chain::call_item_cursor`]).
+pub struct CallItemIds<'c, 'a> {
+    rest: &'c [(usize, &'a str)],
+}
+
+impl<'a> CallItemIds<'_, 'a> {
+    /// The item id of the call at node `n`, when it has one; `n` is never below the
+    /// node asked of before.
+    pub fn at(&mut self, n: usize) -> Option<&'a str> {
+        while let [(m, _), rest @ ..] = self.rest {
+            if *m >= n {
+                break;
+            }
+            self.rest = rest;
+        }
+        match self.rest.first() {
+            Some(&(m, id)) if m == n => Some(id),
+            _ => None,
+        }
+    }
+}
+
 /// The history as the rules see it.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Chain<'a> {
@@ -448,7 +471,12 @@ impl<'a> Chain<'a> {
     /// The [`Wire`] of a wire type name (kept once however many nodes name it: a chain
     /// meets a handful).
     pub fn wire(&mut self, name: &'a str) -> Wire {
-        let at = match self.wires.iter().position(|w| *w == name) {
+        // The same text first (a reader's constants), then the same bytes.
+        let same = |w: &&str| {
+            w.len() == name.len()
+                && (w.as_ptr() == name.as_ptr() || w.as_bytes() == name.as_bytes())
+        };
+        let at = match self.wires.iter().position(same) {
             Some(at) => at,
             None => {
                 self.wires.push(name);
@@ -481,6 +509,30 @@ impl<'a> Chain<'a> {
             .binary_search_by_key(&n, |&(m, _)| m)
             .ok()?;
         Some(self.call_item_ids[at].1)
+    }
+
+    /// A cursor over the calls' item ids, for a walk that asks of nodes in increasing
+    /// order ([`CallItemIds::at`]): no search per call.
+    pub fn call_item_cursor(&self) -> CallItemIds<'_, 'a> {
+        CallItemIds {
+            rest: &self.call_item_ids,
+        }
+    }
+
+    /// The provider item ids the nodes carry, as (node, id), in node order (one walk of
+    /// the nodes and of the calls' ids side by side).
+    pub fn item_ids(&self) -> impl Iterator<Item = (usize, &'a str)> + '_ {
+        let mut calls = self.call_item_ids.iter().peekable();
+        self.nodes
+            .iter()
+            .enumerate()
+            .filter_map(move |(n, node)| match node.kind {
+                NodeKind::Message { item_id } | NodeKind::Reasoning { item_id, .. } => {
+                    item_id.map(|id| (n, id))
+                }
+                NodeKind::Call { .. } => calls.next_if(|&&(m, _)| m == n).map(|&(_, id)| (n, id)),
+                _ => None,
+            })
     }
 
     /// The provider item id the message, reasoning or call at node `n` carries.
@@ -603,6 +655,52 @@ mod tests {
             format!("{:?}", Ptr::field("messages", 1, "content")),
             r#"Ptr { root: "messages", item: Some(1), key: Some("content"), sub: None }"#
         );
+    }
+
+    #[test]
+    fn wires_and_call_item_ids_read_back() {
+        let mut chain = Chain::default();
+        let owned = String::from("tool_use");
+        let a = chain.wire("tool_use");
+        let b = chain.wire("tool_result");
+        // The same name from another place (the body) is the same wire.
+        assert_eq!(chain.wire(&owned), a);
+        assert_ne!(a, b);
+        assert_eq!(
+            (chain.wire_text(a), chain.wire_text(b)),
+            ("tool_use", "tool_result")
+        );
+        let call = |wire| NodeKind::Call {
+            call_id: Some("c"),
+            name: None,
+            kind: CallKind::Client,
+            wire,
+            signed: false,
+        };
+        chain.begin_turn(Role::Assistant, "assistant", Ptr::item("input", 0), 0);
+        chain.push_call(call(a), Some("fc_1"), Ptr::item("input", 0));
+        chain.push_call(call(a), None, Ptr::item("input", 1));
+        chain.push(
+            NodeKind::Message {
+                item_id: Some("msg_1"),
+            },
+            Ptr::item("input", 2),
+        );
+        chain.push_call(call(a), Some("fc_2"), Ptr::item("input", 3));
+        chain.push(NodeKind::Message { item_id: None }, Ptr::item("input", 4));
+        let ids: Vec<_> = (0..6).map(|n| chain.item_id_of(n)).collect();
+        assert_eq!(
+            ids,
+            [Some("fc_1"), None, Some("msg_1"), Some("fc_2"), None, None]
+        );
+        assert_eq!(
+            chain.item_ids().collect::<Vec<_>>(),
+            [(0, "fc_1"), (2, "msg_1"), (3, "fc_2")]
+        );
+        assert_eq!(chain.call_item_id(2), None);
+        let mut cursor = chain.call_item_cursor();
+        let walked: Vec<_> = (0..5).map(|n| cursor.at(n)).collect();
+        assert_eq!(walked, [Some("fc_1"), None, None, Some("fc_2"), None]);
     }
 
     #[test]

@@ -892,10 +892,10 @@ pub(crate) fn item_ids_are_unique(ctx: &Ctx, out: &mut Vec<Violation>) {
     let chain = ctx.chain;
     let mut seen: IdMap<'_, usize> =
         IdMap::with_capacity_and_hasher(chain.nodes.len(), Default::default());
-    for n in 0..chain.nodes.len() {
-        let Some(id) = chain.item_id_of(n).filter(|s| !s.is_empty()) else {
+    for (n, id) in chain.item_ids() {
+        if id.is_empty() {
             continue;
-        };
+        }
         let Some(&first) = seen.get(id) else {
             seen.insert(id, n);
             continue;

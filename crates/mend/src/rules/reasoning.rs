@@ -312,6 +312,7 @@ fn other_response(a: &str, b: &str) -> bool {
 /// with that item's original id.
 pub(crate) fn reasoning_is_followed_by_its_item(ctx: &Ctx, out: &mut Vec<Violation>) {
     let chain = ctx.chain;
+    let mut call_items = chain.call_item_cursor();
     for (t, turn) in chain.turns.iter().enumerate() {
         let Some(NodeKind::Reasoning { item_id, .. }) =
             chain.turn_nodes(t).first().map(|n| &n.kind)
@@ -351,12 +352,16 @@ pub(crate) fn reasoning_is_followed_by_its_item(ctx: &Ctx, out: &mut Vec<Violati
                     )));
                 }
             }
-            Some((_, Some(NodeKind::Message { .. } | NodeKind::Call { .. })))
-                if chain.item_id_of(chain.turns[t + 1].first).is_some() =>
+            Some((_, Some(k @ (NodeKind::Message { .. } | NodeKind::Call { .. }))))
+                if match k {
+                    NodeKind::Message { item_id } => item_id.is_some(),
+                    _ => call_items.at(chain.turns[t + 1].first).is_some(),
+                } =>
             {
-                let fid = chain
-                    .item_id_of(chain.turns[t + 1].first)
-                    .unwrap_or_default();
+                let fid = match k {
+                    NodeKind::Message { item_id } => item_id.unwrap_or_default(),
+                    _ => call_items.at(chain.turns[t + 1].first).unwrap_or_default(),
+                };
                 let expected =
                     if matches!(chain.turn_nodes(t + 1)[0].kind, NodeKind::Message { .. }) {
                         "msg_"
@@ -405,6 +410,7 @@ pub(crate) fn reasoning_is_followed_by_its_item(ctx: &Ctx, out: &mut Vec<Violati
 /// after its output (reordered).
 pub(crate) fn outputs_keep_their_reasoning(ctx: &Ctx, out: &mut Vec<Violation>) {
     let chain = ctx.chain;
+    let mut call_items = chain.call_item_cursor();
     let replays_reasoning = chain.nodes.iter().any(|n| {
         matches!(
             n.kind,
@@ -486,8 +492,8 @@ pub(crate) fn outputs_keep_their_reasoning(ctx: &Ctx, out: &mut Vec<Violation>) 
             Some(NodeKind::Call {
                 kind: CallKind::Client,
                 ..
-            }) => chain
-                .call_item_id(turn.first)
+            }) => call_items
+                .at(turn.first)
                 .filter(|id| id.starts_with("fc_"))
                 .map(|id| ("function_call", id)),
             _ => None,
@@ -542,11 +548,11 @@ pub(crate) fn held_items_are_not_replayed(ctx: &Ctx, out: &mut Vec<Violation>) {
     let Some(key) = chain.facts.previous_response.and_then(response_key) else {
         return;
     };
-    for (n, node) in chain.nodes.iter().enumerate() {
-        let id = chain.item_id_of(n);
-        let Some(id) = id.filter(|id| response_key(id) == Some(key)) else {
+    for (n, id) in chain.item_ids() {
+        if response_key(id) != Some(key) {
             continue;
-        };
+        }
+        let node = &chain.nodes[n];
         out.push(
             ctx.at_node(
                 Rule::DuplicateCallId,
