@@ -355,13 +355,19 @@ pub struct Wire(u16);
 pub struct Node<'a> {
     /// What it is.
     pub kind: NodeKind<'a>,
-    /// Index into [`Chain::turns`].
-    pub turn: usize,
+    /// Index into [`Chain::turns`] ([`Node::turn`]): 4 bytes, as a node's size is a share
+    /// of a check's peak memory (with it a `Node` is 56 bytes, not 64).
+    turn: u32,
     /// Where it lives.
     pub ptr: Ptr,
 }
 
 impl Node<'_> {
+    /// Index into [`Chain::turns`] of the turn that holds it.
+    pub fn turn(&self) -> usize {
+        self.turn as usize
+    }
+
     /// A call (client or server) whose call id is `id`.
     pub fn is_call_with_id(&self, id: &str) -> bool {
         matches!(self.kind, NodeKind::Call { call_id: Some(c), .. } if c == id)
@@ -377,14 +383,39 @@ pub struct Turn<'a> {
     pub wire: &'a str,
     /// Where it lives.
     pub ptr: Ptr,
-    /// First node of this turn in [`Chain::nodes`].
-    pub first: usize,
-    /// One past its last node.
-    pub end: usize,
+    /// First node of this turn in [`Chain::nodes`] ([`Turn::first`]). The three
+    /// indexes are u32 (a body has far fewer nodes, a content far fewer bytes): a turn's
+    /// size is a share of a check's peak memory (72 bytes, not 80).
+    first: u32,
+    /// One past its last node ([`Turn::end`]).
+    end: u32,
     /// The turn's content is missing, null, an empty string or an empty array.
     pub empty: bool,
+    /// Approximate size in bytes of the wire content ([`Turn::size`]).
+    size: u32,
+}
+
+impl Turn<'_> {
+    /// First node of this turn in [`Chain::nodes`].
+    pub fn first(&self) -> usize {
+        self.first as usize
+    }
+
+    /// One past its last node.
+    pub fn end(&self) -> usize {
+        self.end as usize
+    }
+
     /// Approximate size in bytes of the wire content (for tables).
-    pub size: usize,
+    pub fn size(&self) -> usize {
+        self.size as usize
+    }
+}
+
+/// A count or index as a chain keeps it (u32; a body that would need more is far over
+/// any size a check reads, and saturates).
+fn narrow(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
 }
 
 /// Request-wide facts the rules need (thinking switched on, the model).
@@ -558,20 +589,20 @@ impl<'a> Chain<'a> {
             role,
             wire,
             ptr,
-            first,
-            end: first,
+            first: narrow(first),
+            end: narrow(first),
             empty: false,
-            size,
+            size: narrow(size),
         });
         self.turns.len() - 1
     }
 
     /// Push a node into the current turn.
     pub fn push(&mut self, kind: NodeKind<'a>, ptr: Ptr) {
-        let turn = self.turns.len().saturating_sub(1);
+        let turn = narrow(self.turns.len().saturating_sub(1));
         self.nodes.push(Node { kind, turn, ptr });
         if let Some(t) = self.turns.last_mut() {
-            t.end = self.nodes.len();
+            t.end = narrow(self.nodes.len());
         }
     }
 
@@ -584,7 +615,7 @@ impl<'a> Chain<'a> {
 
     fn close_turn(&mut self) {
         if let Some(t) = self.turns.last_mut() {
-            t.end = self.nodes.len();
+            t.end = narrow(self.nodes.len());
         }
     }
 
@@ -599,7 +630,7 @@ impl<'a> Chain<'a> {
     /// The nodes of turn `t`.
     pub fn turn_nodes(&self, t: usize) -> &[Node<'a>] {
         let turn = &self.turns[t];
-        &self.nodes[turn.first..turn.end]
+        &self.nodes[turn.first()..turn.end()]
     }
 }
 
@@ -710,12 +741,12 @@ mod tests {
         assert_eq!(std::mem::size_of::<Ptr>(), 12);
         assert_eq!(std::mem::size_of::<NodeKind>(), 40);
         assert!(
-            std::mem::size_of::<Node>() <= 64,
+            std::mem::size_of::<Node>() <= 56,
             "{}",
             std::mem::size_of::<Node>()
         );
         assert!(
-            std::mem::size_of::<Turn>() <= 80,
+            std::mem::size_of::<Turn>() <= 72,
             "{}",
             std::mem::size_of::<Turn>()
         );

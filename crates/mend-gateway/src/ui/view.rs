@@ -203,7 +203,7 @@ fn turn_rows(a: &Analysis, body: &Value, tokens: &[usize], groups: &[GroupRow]) 
             *p = Some(call);
         }
     }
-    let turn_of = |n: Option<usize>| n.and_then(|n| chain.nodes.get(n)).map(|n| n.turn);
+    let turn_of = |n: Option<usize>| n.and_then(|n| chain.nodes.get(n)).map(|n| n.turn());
     chain
         .turns
         .iter()
@@ -215,8 +215,8 @@ fn turn_rows(a: &Analysis, body: &Value, tokens: &[usize], groups: &[GroupRow]) 
                 .iter()
                 .enumerate()
                 .map(|(k, _)| {
-                    let linked = turn_of(peer[turn.first + k]);
-                    part_of(turn.first + k, linked, t, chain, a.dialect)
+                    let linked = turn_of(peer[turn.first() + k]);
+                    part_of(turn.first() + k, linked, t, chain, a.dialect)
                 })
                 .collect();
             TurnRow {

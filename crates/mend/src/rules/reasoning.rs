@@ -355,12 +355,14 @@ pub(crate) fn reasoning_is_followed_by_its_item(ctx: &Ctx, out: &mut Vec<Violati
             Some((_, Some(k @ (NodeKind::Message { .. } | NodeKind::Call { .. }))))
                 if match k {
                     NodeKind::Message { item_id } => item_id.is_some(),
-                    _ => call_items.at(chain.turns[t + 1].first).is_some(),
+                    _ => call_items.at(chain.turns[t + 1].first()).is_some(),
                 } =>
             {
                 let fid = match k {
                     NodeKind::Message { item_id } => item_id.unwrap_or_default(),
-                    _ => call_items.at(chain.turns[t + 1].first).unwrap_or_default(),
+                    _ => call_items
+                        .at(chain.turns[t + 1].first())
+                        .unwrap_or_default(),
                 };
                 let expected =
                     if matches!(chain.turn_nodes(t + 1)[0].kind, NodeKind::Message { .. }) {
@@ -382,7 +384,7 @@ pub(crate) fn reasoning_is_followed_by_its_item(ctx: &Ctx, out: &mut Vec<Violati
                                 format!("the item after reasoning {shown} has id `{fid}`, which belongs to another response; the reasoning's own follower was replaced")
                             },
                         )
-                        .with_peer(turn.first)
+                        .with_peer(turn.first())
                         .provider(provider()),
                     );
                 }
@@ -493,7 +495,7 @@ pub(crate) fn outputs_keep_their_reasoning(ctx: &Ctx, out: &mut Vec<Violation>) 
                 kind: CallKind::Client,
                 ..
             }) => call_items
-                .at(turn.first)
+                .at(turn.first())
                 .filter(|id| id.starts_with("fc_"))
                 .map(|id| ("function_call", id)),
             _ => None,
@@ -647,7 +649,7 @@ fn drop_the_replaced_reasoning(fx: &mut Fixer, v: &Violation) {
         return;
     };
     let chain = fx.chain();
-    if let Some(rt) = v.loc.peer.map(|r| chain.nodes[r].turn) {
+    if let Some(rt) = v.loc.peer.map(|r| chain.nodes[r].turn()) {
         if fx
             .item_of_turn(rt)
             .is_some_and(|r| fx.plan.drop_items.insert(r))
