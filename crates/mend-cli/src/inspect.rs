@@ -201,7 +201,7 @@ impl<'a> Table<'a> {
                     "wire": turn.wire,
                     "ids": row.ids,
                     "links": links,
-                    "size": turn.size,
+                    "size": turn.size(),
                     "violations": violations_json(&vs),
                 })
             })
@@ -264,7 +264,7 @@ impl<'a> Table<'a> {
                     turn.wire.to_string(),
                     ids.join(" "),
                     render_links(&row.links),
-                    turn.size.to_string(),
+                    turn.size().to_string(),
                     rules.join(", "),
                 ]
             })
@@ -354,12 +354,10 @@ fn ids_of<'a>(chain: &Chain<'a>, t: usize) -> Vec<&'a str> {
             }
         }
     };
-    for n in chain.turn_nodes(t) {
+    for (k, n) in chain.turn_nodes(t).iter().enumerate() {
         match &n.kind {
-            NodeKind::Call {
-                call_id, item_id, ..
-            } => {
-                push(*item_id);
+            NodeKind::Call { call_id, .. } => {
+                push(chain.call_item_id(chain.turns[t].first() + k));
                 push(*call_id);
             }
             NodeKind::Result { call_id, .. } => push(*call_id),
@@ -401,9 +399,9 @@ fn link_calls_and_results<'a>(a: &Analysis<'a>, rows: &mut [Row<'a>]) {
         results_of.entry(call).or_default().push(result);
         call_of.insert(result, call);
     }
-    let turn_of = |node: usize| chain.nodes.get(node).map(|n| n.turn);
+    let turn_of = |node: usize| chain.nodes.get(node).map(|n| n.turn());
     for (i, n) in chain.nodes.iter().enumerate() {
-        let Some(row) = rows.get_mut(n.turn) else {
+        let Some(row) = rows.get_mut(n.turn()) else {
             continue;
         };
         match &n.kind {

@@ -298,12 +298,11 @@ pub enum NodeKind<'a> {
         call_id: Option<&'a str>,
         /// Tool name.
         name: Option<&'a str>,
-        /// The provider's item id when distinct from the call id (`fc_…`).
-        item_id: Option<&'a str>,
         /// Client or server tool.
         kind: CallKind,
-        /// The wire type (`function_call`, `tool_use`, `functionCall`...).
-        wire: &'a str,
+        /// The wire type (`function_call`, `tool_use`, `functionCall`...), in the chain's
+        /// table ([`Chain::wire_text`]).
+        wire: Wire,
         /// Carries a signature (Gemini `thoughtSignature`).
         signed: bool,
     },
@@ -315,8 +314,8 @@ pub enum NodeKind<'a> {
         name: Option<&'a str>,
         /// Client or server result.
         kind: CallKind,
-        /// The wire type.
-        wire: &'a str,
+        /// The wire type ([`Chain::wire_text`]).
+        wire: Wire,
     },
     /// A reasoning item or thinking block.
     Reasoning {
@@ -328,8 +327,8 @@ pub enum NodeKind<'a> {
         encrypted: bool,
         /// `redacted_thinking`.
         redacted: bool,
-        /// The wire type.
-        wire: &'a str,
+        /// The wire type ([`Chain::wire_text`]).
+        wire: Wire,
     },
     /// An assistant output message item in a Responses history (its id matters).
     Message {
@@ -345,18 +344,30 @@ pub enum NodeKind<'a> {
     },
 }
 
+/// The wire type of a call, result or reasoning node: an index into its chain's table
+/// of the few types met ([`Chain::wire`], [`Chain::wire_text`]). Two bytes on the node
+/// instead of a 16-byte `&str` (a node's size is a share of a check's peak memory).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Wire(u16);
+
 /// A node: what it is, which turn holds it, and where it lives.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Node<'a> {
     /// What it is.
     pub kind: NodeKind<'a>,
-    /// Index into [`Chain::turns`].
-    pub turn: usize,
+    /// Index into [`Chain::turns`] ([`Node::turn`]): 4 bytes, as a node's size is a share
+    /// of a check's peak memory (with it a `Node` is 56 bytes, not 64).
+    turn: u32,
     /// Where it lives.
     pub ptr: Ptr,
 }
 
 impl Node<'_> {
+    /// Index into [`Chain::turns`] of the turn that holds it.
+    pub fn turn(&self) -> usize {
+        self.turn as usize
+    }
+
     /// A call (client or server) whose call id is `id`.
     pub fn is_call_with_id(&self, id: &str) -> bool {
         matches!(self.kind, NodeKind::Call { call_id: Some(c), .. } if c == id)
@@ -372,14 +383,39 @@ pub struct Turn<'a> {
     pub wire: &'a str,
     /// Where it lives.
     pub ptr: Ptr,
-    /// First node of this turn in [`Chain::nodes`].
-    pub first: usize,
-    /// One past its last node.
-    pub end: usize,
+    /// First node of this turn in [`Chain::nodes`] ([`Turn::first`]). The three
+    /// indexes are u32 (a body has far fewer nodes, a content far fewer bytes): a turn's
+    /// size is a share of a check's peak memory (72 bytes, not 80).
+    first: u32,
+    /// One past its last node ([`Turn::end`]).
+    end: u32,
     /// The turn's content is missing, null, an empty string or an empty array.
     pub empty: bool,
+    /// Approximate size in bytes of the wire content ([`Turn::size`]).
+    size: u32,
+}
+
+impl Turn<'_> {
+    /// First node of this turn in [`Chain::nodes`].
+    pub fn first(&self) -> usize {
+        self.first as usize
+    }
+
+    /// One past its last node.
+    pub fn end(&self) -> usize {
+        self.end as usize
+    }
+
     /// Approximate size in bytes of the wire content (for tables).
-    pub size: usize,
+    pub fn size(&self) -> usize {
+        self.size as usize
+    }
+}
+
+/// A count or index as a chain keeps it (u32; a body that would need more is far over
+/// any size a check reads, and saturates).
+fn narrow(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
 }
 
 /// Request-wide facts the rules need (thinking switched on, the model).
@@ -423,6 +459,29 @@ pub struct Facts<'a> {
     pub item_references: Vec<(Ptr, Option<&'a str>)>,
 }
 
+/// The calls' provider item ids, read by a walk over nodes in increasing order
+/// ([`Chain::call_item_cursor`]).
+pub struct CallItemIds<'c, 'a> {
+    rest: &'c [(usize, &'a str)],
+}
+
+impl<'a> CallItemIds<'_, 'a> {
+    /// The item id of the call at node `n`, when it has one; `n` is never below the
+    /// node asked of before.
+    pub fn at(&mut self, n: usize) -> Option<&'a str> {
+        while let [(m, _), rest @ ..] = self.rest {
+            if *m >= n {
+                break;
+            }
+            self.rest = rest;
+        }
+        match self.rest.first() {
+            Some(&(m, id)) if m == n => Some(id),
+            _ => None,
+        }
+    }
+}
+
 /// The history as the rules see it.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Chain<'a> {
@@ -432,9 +491,90 @@ pub struct Chain<'a> {
     pub nodes: Vec<Node<'a>>,
     /// Request-wide facts.
     pub facts: Facts<'a>,
+    /// The wire types the nodes name ([`Wire`]), each once.
+    wires: Vec<&'a str>,
+    /// The provider item ids of the calls that have one (Responses `fc_…`), by node, in
+    /// node order: off the node, which a call would make 8 bytes larger.
+    call_item_ids: Vec<(usize, &'a str)>,
 }
 
 impl<'a> Chain<'a> {
+    /// The [`Wire`] of a wire type name (kept once however many nodes name it: a chain
+    /// meets a handful).
+    pub fn wire(&mut self, name: &'a str) -> Wire {
+        // The same text first (a reader's constants), then the same bytes.
+        let same = |w: &&str| {
+            w.len() == name.len()
+                && (w.as_ptr() == name.as_ptr() || w.as_bytes() == name.as_bytes())
+        };
+        let at = match self.wires.iter().position(same) {
+            Some(at) => at,
+            None => {
+                self.wires.push(name);
+                self.wires.len() - 1
+            }
+        };
+        // A wire type is a key a reader recognises or an item's `type`, one per node at
+        // most; a chain has more nodes than u16 only in a body of millions of parts, and
+        // even then never that many distinct types but from a forged body.
+        Wire(u16::try_from(at).unwrap_or(u16::MAX))
+    }
+
+    /// The name of a [`Wire`] of this chain.
+    pub fn wire_text(&self, wire: Wire) -> &'a str {
+        self.wires.get(usize::from(wire.0)).copied().unwrap_or("?")
+    }
+
+    /// Push a call node with its provider item id, when it has one.
+    pub fn push_call(&mut self, kind: NodeKind<'a>, item_id: Option<&'a str>, ptr: Ptr) {
+        if let Some(id) = item_id {
+            self.call_item_ids.push((self.nodes.len(), id));
+        }
+        self.push(kind, ptr);
+    }
+
+    /// The provider item id (`fc_…`) of the call at node `n`, when it has one.
+    pub fn call_item_id(&self, n: usize) -> Option<&'a str> {
+        let at = self
+            .call_item_ids
+            .binary_search_by_key(&n, |&(m, _)| m)
+            .ok()?;
+        Some(self.call_item_ids[at].1)
+    }
+
+    /// A cursor over the calls' item ids, for a walk that asks of nodes in increasing
+    /// order ([`CallItemIds::at`]): no search per call.
+    pub fn call_item_cursor(&self) -> CallItemIds<'_, 'a> {
+        CallItemIds {
+            rest: &self.call_item_ids,
+        }
+    }
+
+    /// The provider item ids the nodes carry, as (node, id), in node order (one walk of
+    /// the nodes and of the calls' ids side by side).
+    pub fn item_ids(&self) -> impl Iterator<Item = (usize, &'a str)> + '_ {
+        let mut calls = self.call_item_ids.iter().peekable();
+        self.nodes
+            .iter()
+            .enumerate()
+            .filter_map(move |(n, node)| match node.kind {
+                NodeKind::Message { item_id } | NodeKind::Reasoning { item_id, .. } => {
+                    item_id.map(|id| (n, id))
+                }
+                NodeKind::Call { .. } => calls.next_if(|&&(m, _)| m == n).map(|&(_, id)| (n, id)),
+                _ => None,
+            })
+    }
+
+    /// The provider item id the message, reasoning or call at node `n` carries.
+    pub fn item_id_of(&self, n: usize) -> Option<&'a str> {
+        match self.nodes.get(n)?.kind {
+            NodeKind::Message { item_id } | NodeKind::Reasoning { item_id, .. } => item_id,
+            NodeKind::Call { .. } => self.call_item_id(n),
+            _ => None,
+        }
+    }
+
     /// Start a turn; nodes pushed until the next `begin_turn` belong to it.
     pub fn begin_turn(
         &mut self,
@@ -449,20 +589,20 @@ impl<'a> Chain<'a> {
             role,
             wire,
             ptr,
-            first,
-            end: first,
+            first: narrow(first),
+            end: narrow(first),
             empty: false,
-            size,
+            size: narrow(size),
         });
         self.turns.len() - 1
     }
 
     /// Push a node into the current turn.
     pub fn push(&mut self, kind: NodeKind<'a>, ptr: Ptr) {
-        let turn = self.turns.len().saturating_sub(1);
+        let turn = narrow(self.turns.len().saturating_sub(1));
         self.nodes.push(Node { kind, turn, ptr });
         if let Some(t) = self.turns.last_mut() {
-            t.end = self.nodes.len();
+            t.end = narrow(self.nodes.len());
         }
     }
 
@@ -475,7 +615,7 @@ impl<'a> Chain<'a> {
 
     fn close_turn(&mut self) {
         if let Some(t) = self.turns.last_mut() {
-            t.end = self.nodes.len();
+            t.end = narrow(self.nodes.len());
         }
     }
 
@@ -490,7 +630,7 @@ impl<'a> Chain<'a> {
     /// The nodes of turn `t`.
     pub fn turn_nodes(&self, t: usize) -> &[Node<'a>] {
         let turn = &self.turns[t];
-        &self.nodes[turn.first..turn.end]
+        &self.nodes[turn.first()..turn.end()]
     }
 }
 
@@ -549,17 +689,64 @@ mod tests {
     }
 
     #[test]
+    fn wires_and_call_item_ids_read_back() {
+        let mut chain = Chain::default();
+        let owned = String::from("tool_use");
+        let a = chain.wire("tool_use");
+        let b = chain.wire("tool_result");
+        // The same name from another place (the body) is the same wire.
+        assert_eq!(chain.wire(&owned), a);
+        assert_ne!(a, b);
+        assert_eq!(
+            (chain.wire_text(a), chain.wire_text(b)),
+            ("tool_use", "tool_result")
+        );
+        let call = |wire| NodeKind::Call {
+            call_id: Some("c"),
+            name: None,
+            kind: CallKind::Client,
+            wire,
+            signed: false,
+        };
+        chain.begin_turn(Role::Assistant, "assistant", Ptr::item("input", 0), 0);
+        chain.push_call(call(a), Some("fc_1"), Ptr::item("input", 0));
+        chain.push_call(call(a), None, Ptr::item("input", 1));
+        chain.push(
+            NodeKind::Message {
+                item_id: Some("msg_1"),
+            },
+            Ptr::item("input", 2),
+        );
+        chain.push_call(call(a), Some("fc_2"), Ptr::item("input", 3));
+        chain.push(NodeKind::Message { item_id: None }, Ptr::item("input", 4));
+        let ids: Vec<_> = (0..6).map(|n| chain.item_id_of(n)).collect();
+        assert_eq!(
+            ids,
+            [Some("fc_1"), None, Some("msg_1"), Some("fc_2"), None, None]
+        );
+        assert_eq!(
+            chain.item_ids().collect::<Vec<_>>(),
+            [(0, "fc_1"), (2, "msg_1"), (3, "fc_2")]
+        );
+        assert_eq!(chain.call_item_id(2), None);
+        let mut cursor = chain.call_item_cursor();
+        let walked: Vec<_> = (0..5).map(|n| cursor.at(n)).collect();
+        assert_eq!(walked, [Some("fc_1"), None, None, Some("fc_2"), None]);
+    }
+
+    #[test]
     fn chain_items_stay_small() {
         // Every turn and node holds one; at a check's peak the chain is alive with the
         // body and its tape (a 60 MB chat body: 130K turns, 280K nodes).
         assert_eq!(std::mem::size_of::<Ptr>(), 12);
+        assert_eq!(std::mem::size_of::<NodeKind>(), 40);
         assert!(
-            std::mem::size_of::<Node>() <= 96,
+            std::mem::size_of::<Node>() <= 56,
             "{}",
             std::mem::size_of::<Node>()
         );
         assert!(
-            std::mem::size_of::<Turn>() <= 80,
+            std::mem::size_of::<Turn>() <= 72,
             "{}",
             std::mem::size_of::<Turn>()
         );

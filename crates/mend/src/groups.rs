@@ -76,7 +76,7 @@ pub fn atomic_groups(
     let mut reach: Vec<usize> = (0..n).collect();
     let mut grouped = vec![false; n];
     for &(call, result) in pairs {
-        let (c, r) = (chain.nodes[call].turn, chain.nodes[result].turn);
+        let (c, r) = (chain.nodes[call].turn(), chain.nodes[result].turn());
         let (lo, hi) = (c.min(r), c.max(r));
         reach[lo] = reach[lo].max(hi);
         grouped[lo] = true;
@@ -84,7 +84,7 @@ pub fn atomic_groups(
     // Calls never answered still form a group of their own turn.
     for node in &chain.nodes {
         if matches!(node.kind, NodeKind::Call { .. }) {
-            grouped[node.turn] = true;
+            grouped[node.turn()] = true;
         }
     }
     if dialect == Dialect::OpenAiResponses {

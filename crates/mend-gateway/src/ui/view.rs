@@ -203,7 +203,7 @@ fn turn_rows(a: &Analysis, body: &Value, tokens: &[usize], groups: &[GroupRow]) 
             *p = Some(call);
         }
     }
-    let turn_of = |n: Option<usize>| n.and_then(|n| chain.nodes.get(n)).map(|n| n.turn);
+    let turn_of = |n: Option<usize>| n.and_then(|n| chain.nodes.get(n)).map(|n| n.turn());
     chain
         .turns
         .iter()
@@ -214,9 +214,9 @@ fn turn_rows(a: &Analysis, body: &Value, tokens: &[usize], groups: &[GroupRow]) 
                 .turn_nodes(t)
                 .iter()
                 .enumerate()
-                .map(|(k, node)| {
-                    let linked = turn_of(peer[turn.first + k]);
-                    part_of(&node.kind, linked, t, chain.turns.len(), a.dialect)
+                .map(|(k, _)| {
+                    let linked = turn_of(peer[turn.first() + k]);
+                    part_of(turn.first() + k, linked, t, chain, a.dialect)
                 })
                 .collect();
             TurnRow {
@@ -238,12 +238,14 @@ fn turn_rows(a: &Analysis, body: &Value, tokens: &[usize], groups: &[GroupRow]) 
 }
 
 fn part_of(
-    kind: &NodeKind,
+    n: usize,
     linked: Option<usize>,
     turn: usize,
-    turns: usize,
+    chain: &mend::chain::Chain,
     dialect: Dialect,
 ) -> Part {
+    let turns = chain.turns.len();
+    let kind = &chain.nodes[n].kind;
     let id = |label: &str, id: Option<&str>| match id {
         Some(i) => format!("{label} {i}"),
         None => String::new(),
@@ -258,7 +260,6 @@ fn part_of(
         NodeKind::Call {
             call_id,
             name,
-            item_id,
             kind,
             wire,
             signed,
@@ -267,8 +268,8 @@ fn part_of(
             label: join(vec![
                 name.unwrap_or("(unnamed)").to_string(),
                 id("id", *call_id),
-                id("item", *item_id),
-                (*wire).to_string(),
+                id("item", chain.call_item_id(n)),
+                chain.wire_text(*wire).to_string(),
                 if *kind == mend::chain::CallKind::Server {
                     "server tool".into()
                 } else {
@@ -292,7 +293,7 @@ fn part_of(
             label: join(vec![
                 name.unwrap_or("").to_string(),
                 id("answers", *call_id),
-                (*wire).to_string(),
+                chain.wire_text(*wire).to_string(),
             ]),
             link: Some(("← call in", linked)),
         },
@@ -308,10 +309,11 @@ fn part_of(
                 (*encrypted, "encrypted"),
                 (*redacted, "redacted"),
             ];
-            let mut bits = vec![(*wire).to_string(), id("id", *item_id)];
+            let wire = chain.wire_text(*wire);
+            let mut bits = vec![wire.to_string(), id("id", *item_id)];
             bits.extend(flags.iter().filter(|f| f.0).map(|f| f.1.to_string()));
             // A Responses reasoning item must be followed by the item it came with.
-            let follows = dialect == Dialect::OpenAiResponses && *wire == "reasoning";
+            let follows = dialect == Dialect::OpenAiResponses && wire == "reasoning";
             Part {
                 kind: "reasoning",
                 label: join(bits),

@@ -504,7 +504,7 @@ enum Target {
 /// Where a result of the call at node `n` must go.
 fn target_for(a: &Analysis, n: usize) -> Target {
     let chain = &a.chain;
-    let c = chain.nodes[n].turn;
+    let c = chain.nodes[n].turn();
     let item = |t: usize| {
         chain.turns[t]
             .ptr
@@ -656,6 +656,7 @@ fn synthesized(a: &Analysis, body: &Value, n: usize, text: &str) -> Option<Value
     else {
         return None;
     };
+    let wire = a.chain.wire_text(wire);
     if let Some(id) = call_id {
         let shared = a
             .chain

@@ -346,7 +346,7 @@ fn anthropic_message_is_not_empty(ctx: &Ctx, t: usize, is_last: bool, out: &mut 
                 out.push(
                     ctx.at_node(
                         Rule::EmptyContent,
-                        turn.first + k,
+                        turn.first() + k,
                         format!("the text at {p} is empty or only white space"),
                     )
                     .provider(Some(
@@ -385,7 +385,7 @@ fn gemini_turn_is_not_empty(ctx: &Ctx, t: usize, out: &mut Vec<Violation>) {
         if matches!(n.kind, NodeKind::Empty) {
             let p = n.ptr.render();
             out.push(
-                    ctx.at_node(Rule::EmptyContent, turn.first + k, format!("the part at {p} sets none of text, inlineData, fileData, functionCall or functionResponse"))
+                    ctx.at_node(Rule::EmptyContent, turn.first() + k, format!("the part at {p} sets none of text, inlineData, fileData, functionCall or functionResponse"))
                         .provider(Some(format!(
                             "* GenerateContentRequest.contents[{ix}].parts[{}].data: required oneof field 'data' must have one initialized field",
                             n.ptr.sub_index().unwrap_or(0)
@@ -415,7 +415,7 @@ fn converse_message_is_not_empty(ctx: &Ctx, t: usize, out: &mut Vec<Violation>) 
             out.push(
                     ctx.at_node(
                         Rule::EmptyContent,
-                        turn.first + k,
+                        turn.first() + k,
                         format!("the text at {p} is empty or only white space"),
                     )
                     .provider(Some(format!(
@@ -435,7 +435,7 @@ pub(crate) fn tool_history_has_tools(ctx: &Ctx, out: &mut Vec<Violation>) {
     let history = ctx.history();
     let first = history.iter().find_map(|&t| {
         let turn = &ctx.chain.turns[t];
-        (turn.first..turn.end).find(|&n| {
+        (turn.first()..turn.end()).find(|&n| {
             matches!(
                 ctx.chain.nodes[n].kind,
                 NodeKind::Call { .. } | NodeKind::Result { .. }
@@ -494,7 +494,7 @@ pub(crate) fn prefill_has_no_trailing_whitespace(ctx: &Ctx, out: &mut Vec<Violat
     let chain = ctx.chain;
     let node = chain.nodes.iter().rposition(|n| n.ptr == ptr);
     // The text's own node when it has one (a block), else the message (string content).
-    let turn = node.map(|n| chain.nodes[n].turn).or_else(|| {
+    let turn = node.map(|n| chain.nodes[n].turn()).or_else(|| {
         let item = ptr.item_index()?;
         chain
             .turns

@@ -138,10 +138,11 @@ pub(crate) fn call_ids_have_the_providers_form(ctx: &Ctx, out: &mut Vec<Violatio
             } => (id, false, wire),
             _ => continue,
         };
+        let wire = ctx.chain.wire_text(wire);
         if id.is_empty() {
             continue;
         }
-        let turn_ix = ctx.turn_ix(node.turn);
+        let turn_ix = ctx.turn_ix(node.turn());
         let problem: Option<(String, Option<String>)> = match (ctx.dialect, form) {
             (Dialect::Anthropic, _) if is_call && wire == "server_tool_use" && !id.starts_with("srvtoolu_") => Some((
                 format!("server tool call id `{id}` does not start with `srvtoolu_`"),
@@ -201,7 +202,7 @@ pub(crate) fn idless_call(
     } else {
         "no id"
     };
-    let ix = ctx.turn_ix(ctx.chain.nodes[n].turn);
+    let ix = ctx.turn_ix(ctx.chain.nodes[n].turn());
     ctx.at_node(
         Rule::InvalidCallId,
         n,
@@ -215,7 +216,7 @@ pub(crate) fn idless_call(
 
 /// A result with no call id, in a dialect that pairs by id.
 pub(crate) fn idless_result(ctx: &Ctx, n: usize, call_id: Option<&str>, wire: &str) -> Violation {
-    let ix = ctx.turn_ix(ctx.chain.nodes[n].turn);
+    let ix = ctx.turn_ix(ctx.chain.nodes[n].turn());
     let text = match ctx.dialect {
         Dialect::OpenAiChat if ctx.profile.id == crate::profile::ProfileId::Mistral => {
             Some("Tool call id has to be defined.".to_string())
@@ -247,7 +248,7 @@ fn responses_missing_call_id(d: Dialect, call_id: Option<&str>, ix: u32) -> Opti
 
 /// Gemini: a functionResponse without a name (Gemini pairs responses by name).
 pub(crate) fn nameless_response(ctx: &Ctx, n: usize) -> Violation {
-    let ix = ctx.turn_ix(ctx.chain.nodes[n].turn);
+    let ix = ctx.turn_ix(ctx.chain.nodes[n].turn());
     ctx.at_node(
         Rule::InvalidCallId,
         n,
@@ -428,10 +429,10 @@ fn restorable_ids<'a>(
         return out;
     }
     for t in 0..chain.turns.len() {
-        let idless: Vec<usize> = (chain.turns[t].first..chain.turns[t].end)
+        let idless: Vec<usize> = (chain.turns[t].first()..chain.turns[t].end())
             .filter(|&n| {
                 matches!(chain.nodes[n].kind, NodeKind::Call { kind: CallKind::Client, call_id, wire, .. }
-                    if call_id.is_none_or(str::is_empty) && wire != dialect::openai_chat::LEGACY_FUNCTION_CALL)
+                    if call_id.is_none_or(str::is_empty) && chain.wire_text(wire) != dialect::openai_chat::LEGACY_FUNCTION_CALL)
             })
             .collect();
         if idless.len() != 1 {
@@ -439,7 +440,7 @@ fn restorable_ids<'a>(
         }
         let window = result_window(a, t + 1);
         let orphans: Vec<(usize, &str)> = window
-            .flat_map(|u| chain.turns[u].first..chain.turns[u].end)
+            .flat_map(|u| chain.turns[u].first()..chain.turns[u].end())
             .filter(|n| !call_of.contains_key(n))
             .filter_map(|n| match chain.nodes[n].kind {
                 NodeKind::Result {
@@ -501,7 +502,7 @@ fn restorable_result_ids<'a>(
         while a.dialect == Dialect::OpenAiResponses && end < chain.turns.len() && only_calls(end) {
             end += 1;
         }
-        let unanswered: Vec<(usize, &str)> = (chain.turns[t].first..chain.turns[end - 1].end)
+        let unanswered: Vec<(usize, &str)> = (chain.turns[t].first()..chain.turns[end - 1].end())
             .filter(|n| !result_of.contains_key(n))
             .filter_map(|n| match chain.nodes[n].kind {
                 NodeKind::Call {
@@ -519,7 +520,7 @@ fn restorable_result_ids<'a>(
         }
         let window = result_window(a, end);
         let idless: Vec<usize> = window
-            .flat_map(|u| chain.turns[u].first..chain.turns[u].end)
+            .flat_map(|u| chain.turns[u].first()..chain.turns[u].end())
             .filter(|n| !call_of.contains_key(n))
             .filter(|&n| {
                 matches!(chain.nodes[n].kind, NodeKind::Result { kind: CallKind::Client, call_id, name, .. }

@@ -308,7 +308,7 @@ impl Ctx<'_, '_> {
 
     /// An error about node `n`, located at it.
     fn at_node(&self, rule: Rule, n: usize, message: String) -> Violation {
-        Violation::error(rule, self.path(n), message).at_node(n, self.chain.nodes[n].turn)
+        Violation::error(rule, self.path(n), message).at_node(n, self.chain.nodes[n].turn())
     }
 
     /// An error about turn `t` as a whole, located at it. Where the turn is a single node
@@ -316,7 +316,7 @@ impl Ctx<'_, '_> {
     fn at_turn(&self, rule: Rule, t: usize, message: String) -> Violation {
         let turn = &self.chain.turns[t];
         let v = Violation::error(rule, turn.ptr.render(), message).at_turn(t);
-        match (turn.first..turn.end).find(|&n| self.chain.nodes[n].ptr == turn.ptr) {
+        match (turn.first()..turn.end()).find(|&n| self.chain.nodes[n].ptr == turn.ptr) {
             Some(n) => v.at_node(n, t),
             None => v,
         }

@@ -468,19 +468,19 @@ pub(crate) fn pair_calls_with_results(
                 name,
                 wire,
                 ..
-            } => p.on_call(n, call_id, name, wire, out),
+            } => p.on_call(n, call_id, name, chain.wire_text(wire), out),
             NodeKind::Result {
                 call_id,
                 kind: CallKind::Server,
                 wire,
                 ..
-            } => p.on_server_result(n, call_id, wire, out),
+            } => p.on_server_result(n, call_id, chain.wire_text(wire), out),
             NodeKind::Result {
                 call_id,
                 name,
                 wire,
                 ..
-            } => p.on_result(n, call_id, name, wire, out),
+            } => p.on_result(n, call_id, name, chain.wire_text(wire), out),
             _ => {}
         }
     }
@@ -502,7 +502,7 @@ impl<'a> Pairing<'_, 'a> {
         out: &mut Vec<Violation>,
     ) {
         let ctx = self.ctx;
-        let turn = ctx.chain.nodes[n].turn;
+        let turn = ctx.chain.nodes[n].turn();
         let id = call_id.filter(|s| !s.is_empty());
         let reported_idless = id.is_none()
             && ctx.params.call_id_required
@@ -556,10 +556,10 @@ impl<'a> Pairing<'_, 'a> {
         out: &mut Vec<Violation>,
     ) {
         let ctx = self.ctx;
-        let turn = ctx.chain.nodes[n].turn;
+        let turn = ctx.chain.nodes[n].turn();
         let call_turn = call_id
             .and_then(|id| self.server_ids.get(id))
-            .map(|&c| ctx.chain.nodes[c].turn);
+            .map(|&c| ctx.chain.nodes[c].turn());
         // A server tool runs inside the model's turn: its result is in the message of its
         // call, or in a message of the same run of assistant messages (which the API
         // reads as one). Behind a user message, it answers nothing there.
@@ -596,7 +596,7 @@ impl<'a> Pairing<'_, 'a> {
         out: &mut Vec<Violation>,
     ) {
         let ctx = self.ctx;
-        let turn = ctx.chain.nodes[n].turn;
+        let turn = ctx.chain.nodes[n].turn();
         let id = call_id.filter(|s| !s.is_empty());
         let by_name = ctx.params.pair_by_name || (id.is_none() && name.is_some());
         let found = self.find_call(id, name, by_name, turn);
@@ -789,7 +789,7 @@ fn orphan_result(
 ) -> Violation {
     let shown = id.or(name).unwrap_or("?");
     let later = id.is_some_and(|id| ctx.chain.nodes[n..].iter().any(|m| m.is_call_with_id(id)));
-    let turn = ctx.chain.nodes[n].turn;
+    let turn = ctx.chain.nodes[n].turn();
     ctx.at_node(
         Rule::ToolResultWithoutCall,
         n,
@@ -813,7 +813,7 @@ fn orphan_result(
 /// A second result for a call already answered.
 fn answered_twice(ctx: &Ctx, n: usize, id: Option<&str>, shown: &str, call: usize) -> Violation {
     let chain = ctx.chain;
-    let turn = chain.nodes[n].turn;
+    let turn = chain.nodes[n].turn();
     let provider = match ctx.dialect {
         Dialect::OpenAiChat => {
             let first_result = chain.nodes[..n]
@@ -822,7 +822,7 @@ fn answered_twice(ctx: &Ctx, n: usize, id: Option<&str>, shown: &str, call: usiz
                 .find(|m| {
                     matches!(m.kind, NodeKind::Result { call_id: Some(c), .. } if Some(c) == id)
                 })
-                .map(|m| ctx.turn_ix(m.turn))
+                .map(|m| ctx.turn_ix(m.turn()))
                 .unwrap_or(0);
             texts::duplicate(ctx.dialect, shown, first_result, ctx.turn_ix(turn), None)
         }
@@ -842,7 +842,7 @@ fn answered_twice(ctx: &Ctx, n: usize, id: Option<&str>, shown: &str, call: usiz
 
 /// DeepSeek Responses: a call answered only after another assistant item.
 fn answered_too_late(ctx: &Ctx, call: usize, cid: &str, result: usize) -> Violation {
-    let turn = ctx.chain.nodes[call].turn;
+    let turn = ctx.chain.nodes[call].turn();
     ctx.at_node(
         Rule::ToolCallWithoutResult,
         call,
@@ -858,7 +858,7 @@ fn answered_too_late(ctx: &Ctx, call: usize, cid: &str, result: usize) -> Violat
 
 /// A result that answers its call, but not where the dialect wants it.
 fn misplaced_result(ctx: &Ctx, n: usize, shown: &str, call: usize) -> Violation {
-    let (r_turn, c_turn) = (ctx.chain.nodes[n].turn, ctx.chain.nodes[call].turn);
+    let (r_turn, c_turn) = (ctx.chain.nodes[n].turn(), ctx.chain.nodes[call].turn());
     let where_ = match ctx.params.placement {
         Placement::FollowingToolRun => "in the tool messages right after the assistant message that made the call",
         Placement::NextTurnLeading => "at the start of the user message right after the assistant message that made the call, before any other block",
@@ -892,16 +892,10 @@ pub(crate) fn item_ids_are_unique(ctx: &Ctx, out: &mut Vec<Violation>) {
     let chain = ctx.chain;
     let mut seen: IdMap<'_, usize> =
         IdMap::with_capacity_and_hasher(chain.nodes.len(), Default::default());
-    for (n, node) in chain.nodes.iter().enumerate() {
-        let id = match node.kind {
-            NodeKind::Message { item_id }
-            | NodeKind::Reasoning { item_id, .. }
-            | NodeKind::Call { item_id, .. } => item_id,
-            _ => None,
-        };
-        let Some(id) = id.filter(|s| !s.is_empty()) else {
+    for (n, id) in chain.item_ids() {
+        if id.is_empty() {
             continue;
-        };
+        }
         let Some(&first) = seen.get(id) else {
             seen.insert(id, n);
             continue;
@@ -949,7 +943,7 @@ fn result_is_placed(ctx: &Ctx, c: usize, r: usize, n: usize) -> bool {
         Placement::NextTurn => r == c + 1,
         Placement::NextTurnLeading => {
             r == c + 1
-                && ctx.chain.nodes[turns[r].first..n]
+                && ctx.chain.nodes[turns[r].first()..n]
                     .iter()
                     .all(|m| matches!(m.kind, NodeKind::Result { .. }))
         }
@@ -1064,14 +1058,15 @@ fn settle_the_orphan(fx: &mut Fixer, v: &Violation) {
         return;
     };
     // It carries the call's provider item id (fc_…) instead of its call id.
-    let by_item_id = chain.nodes[..n].iter().find_map(|m| match m.kind {
-        NodeKind::Call {
-            item_id: Some(item),
-            call_id: Some(cid),
-            ..
-        } if item == rid && cid != rid => Some(cid),
-        _ => None,
-    });
+    let by_item_id = chain.nodes[..n]
+        .iter()
+        .enumerate()
+        .find_map(|(m, node)| match node.kind {
+            NodeKind::Call {
+                call_id: Some(cid), ..
+            } if chain.call_item_id(m) == Some(rid) && cid != rid => Some(cid),
+            _ => None,
+        });
     if let Some(cid) = by_item_id {
         if fx.set_call_id(chain.nodes[n].ptr, false, cid) {
             let detail = format!(
@@ -1168,13 +1163,13 @@ fn drop_replayed_call(fx: &mut Fixer, v: &Violation, n: usize, id: &str) {
         fx.note(v.rule, v.path.clone(), "drop", detail);
         return;
     }
-    let turn = chain.nodes[n].turn;
+    let turn = chain.nodes[n].turn();
     let shares_its_turn = chain
         .nodes
         .iter()
         .enumerate()
-        .any(|(k, m)| k != n && m.turn == turn && same_id(m));
-    if shares_its_turn || chain.nodes[first].turn == turn {
+        .any(|(k, m)| k != n && m.turn() == turn && same_id(m));
+    if shares_its_turn || chain.nodes[first].turn() == turn {
         return;
     }
     let fresh = fresh_id(fx, id);
@@ -1221,7 +1216,7 @@ fn keep_one_item_id(fx: &mut Fixer, v: &Violation, n: usize) {
     let Some(id) = item_id_of(&chain.nodes[n].kind) else {
         return;
     };
-    let Some(i) = fx.item_of_turn(chain.nodes[n].turn) else {
+    let Some(i) = fx.item_of_turn(chain.nodes[n].turn()) else {
         return;
     };
     if !fx.claim(n) {
@@ -1230,7 +1225,7 @@ fn keep_one_item_id(fx: &mut Fixer, v: &Violation, n: usize) {
     let first = chain.nodes[..n]
         .iter()
         .position(|m| item_id_of(&m.kind) == Some(id));
-    let first_item = first.and_then(|f| fx.item_of_turn(chain.nodes[f].turn));
+    let first_item = first.and_then(|f| fx.item_of_turn(chain.nodes[f].turn()));
     let items = fx.items;
     let same = first_item
         .is_some_and(|f| items.and_then(|it| it.get(f)) == items.and_then(|it| it.get(i)));
@@ -1271,11 +1266,11 @@ fn balance_the_responses(fx: &mut Fixer, v: &Violation) {
             _ => false,
         };
         let is_call = matches!(node.kind, NodeKind::Call { .. });
-        if node.turn == t - 1 && is_call && client(&node.kind) && !fx.result_of.contains_key(&k) {
+        if node.turn() == t - 1 && is_call && client(&node.kind) && !fx.result_of.contains_key(&k) {
             respond_to_unanswered(fx, v, k);
         }
-        if let (true, Some(&c)) = (node.turn == t, fx.call_of.get(&k)) {
-            if chain.nodes[c].turn != t - 1 && fx.claim(k) && fx.move_result(k, c) {
+        if let (true, Some(&c)) = (node.turn() == t, fx.call_of.get(&k)) {
+            if chain.nodes[c].turn() != t - 1 && fx.claim(k) && fx.move_result(k, c) {
                 // It answers a call of an earlier turn: take it there.
                 let detail = format!(
                     "moved the response next to its call at {}",
@@ -1285,7 +1280,7 @@ fn balance_the_responses(fx: &mut Fixer, v: &Violation) {
             }
         }
         let is_result = matches!(node.kind, NodeKind::Result { .. });
-        if node.turn == t
+        if node.turn() == t
             && is_result
             && client(&node.kind)
             && !fx.call_of.contains_key(&k)

@@ -312,6 +312,7 @@ fn other_response(a: &str, b: &str) -> bool {
 /// with that item's original id.
 pub(crate) fn reasoning_is_followed_by_its_item(ctx: &Ctx, out: &mut Vec<Violation>) {
     let chain = ctx.chain;
+    let mut call_items = chain.call_item_cursor();
     for (t, turn) in chain.turns.iter().enumerate() {
         let Some(NodeKind::Reasoning { item_id, .. }) =
             chain.turn_nodes(t).first().map(|n| &n.kind)
@@ -351,15 +352,18 @@ pub(crate) fn reasoning_is_followed_by_its_item(ctx: &Ctx, out: &mut Vec<Violati
                     )));
                 }
             }
-            Some((
-                _,
-                Some(
-                    NodeKind::Message { item_id: Some(fid) }
-                    | NodeKind::Call {
-                        item_id: Some(fid), ..
-                    },
-                ),
-            )) => {
+            Some((_, Some(k @ (NodeKind::Message { .. } | NodeKind::Call { .. }))))
+                if match k {
+                    NodeKind::Message { item_id } => item_id.is_some(),
+                    _ => call_items.at(chain.turns[t + 1].first()).is_some(),
+                } =>
+            {
+                let fid = match k {
+                    NodeKind::Message { item_id } => item_id.unwrap_or_default(),
+                    _ => call_items
+                        .at(chain.turns[t + 1].first())
+                        .unwrap_or_default(),
+                };
                 let expected =
                     if matches!(chain.turn_nodes(t + 1)[0].kind, NodeKind::Message { .. }) {
                         "msg_"
@@ -380,7 +384,7 @@ pub(crate) fn reasoning_is_followed_by_its_item(ctx: &Ctx, out: &mut Vec<Violati
                                 format!("the item after reasoning {shown} has id `{fid}`, which belongs to another response; the reasoning's own follower was replaced")
                             },
                         )
-                        .with_peer(turn.first)
+                        .with_peer(turn.first())
                         .provider(provider()),
                     );
                 }
@@ -408,6 +412,7 @@ pub(crate) fn reasoning_is_followed_by_its_item(ctx: &Ctx, out: &mut Vec<Violati
 /// after its output (reordered).
 pub(crate) fn outputs_keep_their_reasoning(ctx: &Ctx, out: &mut Vec<Violation>) {
     let chain = ctx.chain;
+    let mut call_items = chain.call_item_cursor();
     let replays_reasoning = chain.nodes.iter().any(|n| {
         matches!(
             n.kind,
@@ -487,10 +492,12 @@ pub(crate) fn outputs_keep_their_reasoning(ctx: &Ctx, out: &mut Vec<Violation>) 
                 Some(("message", *id))
             }
             Some(NodeKind::Call {
-                item_id: Some(id),
                 kind: CallKind::Client,
                 ..
-            }) if id.starts_with("fc_") => Some(("function_call", *id)),
+            }) => call_items
+                .at(turn.first())
+                .filter(|id| id.starts_with("fc_"))
+                .map(|id| ("function_call", id)),
             _ => None,
         };
         if let Some((ty, id)) = output {
@@ -543,16 +550,11 @@ pub(crate) fn held_items_are_not_replayed(ctx: &Ctx, out: &mut Vec<Violation>) {
     let Some(key) = chain.facts.previous_response.and_then(response_key) else {
         return;
     };
-    for (n, node) in chain.nodes.iter().enumerate() {
-        let id = match node.kind {
-            NodeKind::Reasoning { item_id, .. }
-            | NodeKind::Message { item_id }
-            | NodeKind::Call { item_id, .. } => item_id,
-            _ => None,
-        };
-        let Some(id) = id.filter(|id| response_key(id) == Some(key)) else {
+    for (n, id) in chain.item_ids() {
+        if response_key(id) != Some(key) {
             continue;
-        };
+        }
+        let node = &chain.nodes[n];
         out.push(
             ctx.at_node(
                 Rule::DuplicateCallId,
@@ -647,7 +649,7 @@ fn drop_the_replaced_reasoning(fx: &mut Fixer, v: &Violation) {
         return;
     };
     let chain = fx.chain();
-    if let Some(rt) = v.loc.peer.map(|r| chain.nodes[r].turn) {
+    if let Some(rt) = v.loc.peer.map(|r| chain.nodes[r].turn()) {
         if fx
             .item_of_turn(rt)
             .is_some_and(|r| fx.plan.drop_items.insert(r))

@@ -297,9 +297,10 @@ pub(crate) fn thinking_comes_first(ctx: &Ctx, out: &mut Vec<Violation>) {
     let wire_of = |k: &NodeKind| -> String {
         match k {
             NodeKind::Text { .. } => "text".into(),
-            NodeKind::Call { wire, .. }
-            | NodeKind::Result { wire, .. }
-            | NodeKind::Other { wire } => (*wire).to_string(),
+            NodeKind::Call { wire, .. } | NodeKind::Result { wire, .. } => {
+                chain.wire_text(*wire).to_string()
+            }
+            NodeKind::Other { wire } => (*wire).to_string(),
             NodeKind::Media => "image".into(),
             _ => "block".into(),
         }
@@ -320,7 +321,7 @@ pub(crate) fn thinking_comes_first(ctx: &Ctx, out: &mut Vec<Violation>) {
                 out.push(
                     ctx.at_node(
                         Rule::ThinkingNotFirst,
-                        turn.first,
+                        turn.first(),
                         format!("{} holds thinking blocks but starts with a {found} block; thinking must come first", turn.ptr.render()),
                     )
                     .provider(Some(thinking_not_first(ctx.dialect, ctx.turn_ix(t), &found, false)))
@@ -371,7 +372,7 @@ pub(crate) fn thinking_comes_first(ctx: &Ctx, out: &mut Vec<Violation>) {
             out.push(
                 ctx.at_node(
                     Rule::ThinkingNotFirst,
-                    chain.turns[t].first,
+                    chain.turns[t].first(),
                     format!(
                         "thinking is enabled and {} opened the current tool loop, but it starts with a {found} block instead of its thinking block",
                         chain.turns[t].ptr.render()
@@ -412,7 +413,7 @@ pub(crate) fn thinking_is_unmodified(ctx: &Ctx, out: &mut Vec<Violation>) {
         else {
             continue;
         };
-        let ix = ctx.turn_ix(node.turn);
+        let ix = ctx.turn_ix(node.turn());
         let sub = ctx.node_sub(n).unwrap_or(0);
         if !signed && (signs || redacted) {
             let (message, provider) = if redacted {
@@ -433,7 +434,9 @@ pub(crate) fn thinking_is_unmodified(ctx: &Ctx, out: &mut Vec<Violation>) {
                     .provider(provider),
             );
         }
-        if thinking_off && Some(node.turn) == last && chain.turns[node.turn].role == Role::Assistant
+        if thinking_off
+            && Some(node.turn()) == last
+            && chain.turns[node.turn()].role == Role::Assistant
         {
             out.push(
                 ctx.at_node(
@@ -454,10 +457,10 @@ pub(crate) fn thinking_is_not_last(ctx: &Ctx, out: &mut Vec<Violation>) {
     let chain = ctx.chain;
     for t in ctx.history() {
         let turn = &chain.turns[t];
-        if turn.role != Role::Assistant || turn.end == turn.first {
+        if turn.role != Role::Assistant || turn.end() == turn.first() {
             continue;
         }
-        let n = turn.end - 1;
+        let n = turn.end() - 1;
         if matches!(chain.nodes[n].kind, NodeKind::Reasoning { .. }) {
             out.push(
                 ctx.at_node(
@@ -501,8 +504,8 @@ pub(crate) fn current_turn_calls_are_signed(ctx: &Ctx, out: &mut Vec<Violation>)
             continue;
         }
         let turn = &chain.turns[t];
-        let first_call =
-            (turn.first..turn.end).find(|&n| matches!(chain.nodes[n].kind, NodeKind::Call { .. }));
+        let first_call = (turn.first()..turn.end())
+            .find(|&n| matches!(chain.nodes[n].kind, NodeKind::Call { .. }));
         if let Some((n, node)) = first_call.map(|n| (n, &chain.nodes[n])) {
             if let NodeKind::Call {
                 signed: false,
@@ -631,11 +634,11 @@ fn drop_the_trailing_thinking(fx: &mut Fixer, v: &Violation) {
         return;
     }
     let turn = &chain.turns[t];
-    let trailing: Vec<usize> = (turn.first..turn.end)
+    let trailing: Vec<usize> = (turn.first()..turn.end())
         .rev()
         .take_while(|&n| matches!(chain.nodes[n].kind, NodeKind::Reasoning { .. }))
         .collect();
-    if trailing.len() == turn.end - turn.first {
+    if trailing.len() == turn.end() - turn.first() {
         if let Some(i) = fx.item_of_turn(t) {
             if fx.plan.drop_items.insert(i) {
                 let detail = "dropped the thinking-only message of an earlier turn: Anthropic strips earlier turns' thinking, so the model loses nothing".to_string();
@@ -676,7 +679,7 @@ fn give_the_call_its_signature(fx: &mut Fixer, v: &Violation) {
     }
     let field = signature_field(fx.value_at(ptr), "function_call");
     let stray = chain
-        .turn_nodes(chain.nodes[n].turn)
+        .turn_nodes(chain.nodes[n].turn())
         .iter()
         .find(|m| m.ptr != ptr && matches!(m.kind, NodeKind::Call { signed: true, .. }));
     if let Some(other) = stray.filter(|o| o.ptr.sub_index().is_some()) {

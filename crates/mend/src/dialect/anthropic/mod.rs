@@ -293,34 +293,32 @@ fn map_block<'a, J: Json<'a>>(
         "tool_use" => NodeKind::Call {
             call_id: s("id"),
             name: s("name"),
-            item_id: None,
             kind: CallKind::Client,
-            wire: "tool_use",
+            wire: chain.wire("tool_use"),
             signed: false,
         },
         "server_tool_use" | "mcp_tool_use" => NodeKind::Call {
             call_id: s("id"),
             name: s("name"),
-            item_id: None,
             kind: CallKind::Server,
-            wire: if ty == "server_tool_use" {
+            wire: chain.wire(if ty == "server_tool_use" {
                 "server_tool_use"
             } else {
                 "mcp_tool_use"
-            },
+            }),
             signed: false,
         },
         "tool_result" => NodeKind::Result {
             call_id: s("tool_use_id"),
             name: None,
             kind: CallKind::Client,
-            wire: "tool_result",
+            wire: chain.wire("tool_result"),
         },
         t if t.ends_with("_tool_result") => NodeKind::Result {
             call_id: s("tool_use_id"),
             name: None,
             kind: CallKind::Server,
-            wire: t,
+            wire: chain.wire(t),
         },
         "thinking" => {
             if !b.get("thinking").is_some_and(J::is_string) {
@@ -331,7 +329,7 @@ fn map_block<'a, J: Json<'a>>(
                 signed: nonempty_string(b.get("signature")),
                 encrypted: false,
                 redacted: false,
-                wire: "thinking",
+                wire: chain.wire("thinking"),
             }
         }
         "redacted_thinking" => NodeKind::Reasoning {
@@ -339,7 +337,7 @@ fn map_block<'a, J: Json<'a>>(
             signed: nonempty_string(b.get("data")),
             encrypted: true,
             redacted: true,
-            wire: "redacted_thinking",
+            wire: chain.wire("redacted_thinking"),
         },
         t => NodeKind::Other { wire: t },
     };
@@ -359,11 +357,11 @@ fn map_call_block<'a>(
         "mcp_tool_use" => (CallKind::Server, "mcp_tool_use"),
         _ => (CallKind::Server, "server_tool_use"),
     };
+    let wire = chain.wire(wire);
     chain.push(
         NodeKind::Call {
             call_id: id,
             name,
-            item_id: None,
             kind,
             wire,
             signed: false,

@@ -229,13 +229,12 @@ fn map_block<'a, J: Json<'a>>(
         "toolUse" => NodeKind::Call {
             call_id: s("toolUseId"),
             name: s("name"),
-            item_id: None,
             kind: if s("type") == Some("server_tool_use") {
                 CallKind::Server
             } else {
                 CallKind::Client
             },
-            wire: "toolUse",
+            wire: chain.wire("toolUse"),
             signed: false,
         },
         "toolResult" => NodeKind::Result {
@@ -246,9 +245,9 @@ fn map_block<'a, J: Json<'a>>(
                 Some(t) if t != "tool_result" => CallKind::Server,
                 _ => CallKind::Client,
             },
-            wire: "toolResult",
+            wire: chain.wire("toolResult"),
         },
-        "reasoningContent" => match reasoning(v) {
+        "reasoningContent" => match reasoning(v, chain) {
             Some(kind) => kind,
             None => {
                 let found = v
@@ -329,7 +328,7 @@ fn check_result_json<'a, J: Json<'a>>(
 }
 
 /// A `reasoningContent` union as a reasoning node; None when it is neither form.
-fn reasoning<'a, J: Json<'a>>(v: J) -> Option<NodeKind<'a>> {
+fn reasoning<'a, J: Json<'a>>(v: J, chain: &mut Chain<'a>) -> Option<NodeKind<'a>> {
     if let Some(r) = v.get("reasoningText") {
         r.get("text").filter(|t| t.is_string())?;
         return Some(NodeKind::Reasoning {
@@ -337,7 +336,7 @@ fn reasoning<'a, J: Json<'a>>(v: J) -> Option<NodeKind<'a>> {
             signed: nonempty_string(r.get("signature")),
             encrypted: false,
             redacted: false,
-            wire: "reasoningContent",
+            wire: chain.wire("reasoningContent"),
         });
     }
     let data = v.get("redactedContent")?;
@@ -346,7 +345,7 @@ fn reasoning<'a, J: Json<'a>>(v: J) -> Option<NodeKind<'a>> {
         signed: nonempty_string(Some(data)),
         encrypted: true,
         redacted: true,
-        wire: "reasoningContent",
+        wire: chain.wire("reasoningContent"),
     })
 }
 

@@ -197,9 +197,8 @@ fn map_part<'a, J: Json<'a>>(
         NodeKind::Call {
             call_id: fc.get("id").and_then(J::str),
             name: fc.get("name").and_then(J::str),
-            item_id: None,
             kind: CallKind::Client,
-            wire: "functionCall",
+            wire: chain.wire("functionCall"),
             signed,
         }
     } else if let Some(fr) = fresp {
@@ -220,7 +219,7 @@ fn map_part<'a, J: Json<'a>>(
             call_id: fr.get("id").and_then(J::str),
             name: fr.get("name").and_then(J::str),
             kind: CallKind::Client,
-            wire: "functionResponse",
+            wire: chain.wire("functionResponse"),
         }
     } else if let Some(t) = text {
         match t.kind() {
@@ -229,7 +228,7 @@ fn map_part<'a, J: Json<'a>>(
                 signed,
                 encrypted: false,
                 redacted: false,
-                wire: "thought",
+                wire: chain.wire("thought"),
             },
             Kind::String => NodeKind::Text {
                 blank: t.is_empty_string() && !signed,
@@ -258,7 +257,7 @@ fn map_part<'a, J: Json<'a>>(
             signed,
             encrypted: false,
             redacted: false,
-            wire: "thought",
+            wire: chain.wire("thought"),
         }
     } else {
         NodeKind::Empty

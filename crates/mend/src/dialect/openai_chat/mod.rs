@@ -108,13 +108,14 @@ fn map_message<'a, J: Json<'a>>(i: usize, m: J, chain: &mut Chain<'a>, out: &mut
     chain.begin_turn(role, wire_role, ptr, size);
 
     if let Some((key, _)) = f.reasoning {
+        let wire = chain.wire(key);
         chain.push(
             NodeKind::Reasoning {
                 item_id: None,
                 signed: key == "reasoning_details",
                 encrypted: false,
                 redacted: false,
-                wire: key,
+                wire,
             },
             Ptr::field(ROOT, i, key),
         );
@@ -349,13 +350,13 @@ fn map_calls<'a, J: Json<'a>>(
         ),
     }
     if let Some(fc) = f.function_call.filter(|fc| fc.is_object()) {
+        let wire = chain.wire(LEGACY_FUNCTION_CALL);
         chain.push(
             NodeKind::Call {
                 call_id: None,
                 name: fc.get("name").and_then(J::str),
-                item_id: None,
                 kind: CallKind::Client,
-                wire: LEGACY_FUNCTION_CALL,
+                wire,
                 signed: false,
             },
             Ptr::field(ROOT, i, "function_call"),
@@ -390,12 +391,13 @@ fn map_result<'a, J: Json<'a>>(
         }
     };
     let name = f.name.and_then(J::str);
+    let wire = chain.wire(wire_role);
     chain.push(
         NodeKind::Result {
             call_id,
             name: if wire_role == "function" { name } else { None },
             kind: CallKind::Client,
-            wire: wire_role,
+            wire,
         },
         ptr,
     );
@@ -476,13 +478,13 @@ fn map_call<'a, J: Json<'a>>(
             );
         }
     }
+    let wire = chain.wire("tool_calls");
     chain.push(
         NodeKind::Call {
             call_id,
             name,
-            item_id: None,
             kind: CallKind::Client,
-            wire: "tool_calls",
+            wire,
             signed: false,
         },
         cptr,

@@ -168,17 +168,7 @@ fn map_item<'a, J: Json<'a>>(i: usize, it: J, chain: &mut Chain<'a>, out: &mut V
                     f.arguments.or(f.input).map(approx_size).unwrap_or(0),
                 );
                 let call_id = call_id_of(i, f.call_id, ptr, out);
-                chain.push(
-                    NodeKind::Call {
-                        call_id,
-                        name: f.name,
-                        item_id: id,
-                        kind: CallKind::Client,
-                        wire,
-                        signed: false,
-                    },
-                    ptr,
-                );
+                push_call(chain, (call_id, f.name, id), CallKind::Client, wire, ptr);
             } else if let Some((_, wire)) = CLIENT_CALLS.iter().find(|(_, o)| *o == t) {
                 chain.begin_turn(
                     Role::Tool,
@@ -202,6 +192,7 @@ fn map_item<'a, J: Json<'a>>(i: usize, it: J, chain: &mut Chain<'a>, out: &mut V
                         .with_defect(Defect::OutputNotText),
                     );
                 }
+                let wire = chain.wire(wire);
                 chain.push(
                     NodeKind::Result {
                         call_id,
@@ -213,41 +204,23 @@ fn map_item<'a, J: Json<'a>>(i: usize, it: J, chain: &mut Chain<'a>, out: &mut V
                 );
             } else if t == "mcp_approval_request" {
                 chain.begin_turn(Role::Assistant, "mcp_approval_request", ptr, 0);
-                chain.push(
-                    NodeKind::Call {
-                        call_id: id,
-                        name: f.name,
-                        item_id: id,
-                        kind: CallKind::Client,
-                        wire: "mcp_approval_request",
-                        signed: false,
-                    },
-                    ptr,
-                );
+                let wire = "mcp_approval_request";
+                push_call(chain, (id, f.name, id), CallKind::Client, wire, ptr);
             } else if t == "mcp_approval_response" {
                 chain.begin_turn(Role::Tool, "mcp_approval_response", ptr, 0);
+                let wire = chain.wire("mcp_approval_response");
                 chain.push(
                     NodeKind::Result {
                         call_id: f.approval_request_id,
                         name: None,
                         kind: CallKind::Client,
-                        wire: "mcp_approval_response",
+                        wire,
                     },
                     ptr,
                 );
             } else if let Some(wire) = SERVER_CALLS.iter().find(|c| **c == t) {
                 chain.begin_turn(Role::Assistant, wire, ptr, 0);
-                chain.push(
-                    NodeKind::Call {
-                        call_id: id,
-                        name: None,
-                        item_id: id,
-                        kind: CallKind::Server,
-                        wire,
-                        signed: false,
-                    },
-                    ptr,
-                );
+                push_call(chain, (id, None, id), CallKind::Server, wire, ptr);
             } else {
                 // item_reference, compaction and types mend does not know: kept, not judged.
                 if t == "item_reference" {
@@ -259,6 +232,25 @@ fn map_item<'a, J: Json<'a>>(i: usize, it: J, chain: &mut Chain<'a>, out: &mut V
             }
         }
     }
+}
+
+/// A call item's node: (call id, name, item id), its kind and wire type.
+fn push_call<'a>(
+    chain: &mut Chain<'a>,
+    (call_id, name, item_id): (Option<&'a str>, Option<&'a str>, Option<&'a str>),
+    kind: CallKind,
+    wire: &'a str,
+    ptr: Ptr,
+) {
+    let wire = chain.wire(wire);
+    let kind = NodeKind::Call {
+        call_id,
+        name,
+        kind,
+        wire,
+        signed: false,
+    };
+    chain.push_call(kind, item_id, ptr);
 }
 
 /// A reasoning item: its node, and a `malformed` finding when it lacks `summary`.
@@ -289,13 +281,14 @@ fn map_reasoning<'a, J: Json<'a>>(
             .with_defect(Defect::ReasoningWithoutSummary),
         );
     }
+    let wire = chain.wire("reasoning");
     chain.push(
         NodeKind::Reasoning {
             item_id: id,
             signed: false,
             encrypted,
             redacted: false,
-            wire: "reasoning",
+            wire,
         },
         ptr,
     );
