@@ -32,12 +32,9 @@ struct Loaded {
     /// The other tokens with their ranks: a piece found in either is one token.
     long: FxHashMap<&'static [u8], u32>,
     /// The rank of every two-byte string that is a token (`u32::MAX` for the others),
-    /// indexed by its little-endian `u16`: a quarter of the pieces and most of the
-    /// merge's lookups, answered from 256 KB instead of the large table.
+    /// indexed by its little-endian `u16`: most of the merge's lookups, answered from
+    /// 256 KB instead of the large table.
     pairs: Vec<u32>,
-    /// Whether every byte is a token (it is in both vocabularies): then a one-byte piece
-    /// is one token without a lookup.
-    all_bytes: bool,
 }
 
 fn load(tokenizer: &'static bpe_openai::Tokenizer) -> Loaded {
@@ -47,12 +44,9 @@ fn load(tokenizer: &'static bpe_openai::Tokenizer) -> Loaded {
     let tokens = (0..bpe.num_tokens() as u32).map(|id| (bpe.token_bytes(id), id));
     let (short, long): (Vec<_>, Vec<_>) = tokens.partition(|(t, _)| short_key(t).is_some());
     let mut pairs = vec![u32::MAX; 1 << 16];
-    let mut bytes = [false; 256];
     for &(t, rank) in &short {
-        match *t {
-            [a] => bytes[a as usize] = true,
-            [a, b] => pairs[u16::from_le_bytes([a, b]) as usize] = rank,
-            _ => {}
+        if let [a, b] = *t {
+            pairs[u16::from_le_bytes([a, b]) as usize] = rank;
         }
     }
     Loaded {
@@ -60,7 +54,6 @@ fn load(tokenizer: &'static bpe_openai::Tokenizer) -> Loaded {
         short: ShortTokens::new(&short),
         long: long.into_iter().collect(),
         pairs,
-        all_bytes: bytes.iter().all(|&b| b),
     }
 }
 
@@ -134,6 +127,24 @@ impl ShortTokens {
         (k.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
     }
 
+    /// Whether `k` is in the table. Two slots a step, their outcome taken at once: a
+    /// found key is mostly in its first two slots, so the loop rarely goes round.
+    #[inline(always)]
+    fn contains(&self, k: u64) -> bool {
+        let mask = self.keys.len() - 1;
+        let mut i = self.slot(k);
+        loop {
+            let (a, c) = (self.keys[i], self.keys[(i + 1) & mask]);
+            if (a == k) | (c == k) {
+                return true;
+            }
+            if (a == 0) | (c == 0) {
+                return false;
+            }
+            i = (i + 2) & mask;
+        }
+    }
+
     /// The slot holding `k`.
     #[inline(always)]
     fn find(&self, k: u64) -> Option<usize> {
@@ -149,6 +160,31 @@ impl ShortTokens {
     }
 }
 
+/// The end of the run of bytes in `lo..=hi` (ASCII) from `i`, found eight bytes at a
+/// time: a word's letters are one step with no branch per letter (whose exit the CPU
+/// would mispredict at most words' end).
+#[inline(always)]
+fn ascii_run(b: &[u8], mut i: usize, lo: u8, hi: u8) -> usize {
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    loop {
+        let w = match b.get(i..i + 8) {
+            Some(eight) => u64::from_le_bytes(eight.try_into().unwrap_or([0; 8])),
+            // The text's end: zero bytes are in no run.
+            None => word(&b[i.min(b.len())..]),
+        };
+        // Per byte (7 low bits x, no carry out of a byte): x + (0x80 - lo) sets the high bit
+        // when x >= lo, x + (0x7F - hi) when x > hi; a byte past ASCII is in no run.
+        let x = w & !HIGH;
+        let inside = (x + ONES * (0x80 - lo as u64)) & !(x + ONES * (0x7F - hi as u64)) & !w;
+        let outside = !inside & HIGH;
+        if outside != 0 {
+            return (i + (outside.trailing_zeros() / 8) as usize).min(b.len());
+        }
+        i += 8;
+    }
+}
+
 /// Up to 8 bytes as a little-endian word.
 fn word(b: &[u8]) -> u64 {
     let mut w = [0u8; 8];
@@ -157,22 +193,24 @@ fn word(b: &[u8]) -> u64 {
 }
 
 impl Loaded {
-    /// Whether `b[start..end]` is a token.
+    /// Whether `b[start..end]` (not empty) is a token. A piece of up to 8 bytes (nearly
+    /// all of them) is one probe of the short table whatever its length: a branch on the
+    /// length would be mispredicted piece after piece.
     #[inline(always)]
     fn is_token(&self, b: &[u8], start: usize, end: usize) -> bool {
-        match end - start {
-            1 if self.all_bytes => return true,
-            2 => {
-                return self.pairs[u16::from_le_bytes([b[start], b[start + 1]]) as usize]
-                    != u32::MAX
+        let len = end - start;
+        if len <= 8 {
+            if let Some(eight) = b.get(start..start + 8) {
+                let w = u64::from_le_bytes(eight.try_into().unwrap_or([0; 8]));
+                // As `short_key`: the bytes, the length in the top byte below 8 bytes.
+                let k = (w & (u64::MAX >> (64 - 8 * len))) | (((len & 7) as u64) << 56);
+                if len < 8 || k >> 56 > 7 {
+                    return self.short.contains(k);
+                }
             }
-            _ => {}
         }
-        match (end - start <= 8)
-            .then(|| short_key_at(b, start, end))
-            .flatten()
-        {
-            Some(k) => self.short.find(k).is_some(),
+        match (len <= 8).then(|| short_key_at(b, start, end)).flatten() {
+            Some(k) => self.short.contains(k),
             None => self.long.contains_key(&b[start..end]),
         }
     }
@@ -196,17 +234,33 @@ impl Loaded {
     /// encoder (the same count), as the merge is quadratic.
     #[inline(never)]
     fn merge_count(&self, b: &[u8], start: usize, end: usize) -> usize {
-        const MAX: usize = 64;
+        match end - start {
+            // Two parts never merge: they would be the piece, which is no token. So two
+            // bytes stay two, and three bytes are two parts once one of their pairs is a
+            // token, else three.
+            n @ 0..=2 => n,
+            3 => {
+                let pair = |i: usize| self.pairs[u16::from_le_bytes([b[i], b[i + 1]]) as usize];
+                if pair(start) != u32::MAX || pair(start + 1) != u32::MAX {
+                    2
+                } else {
+                    3
+                }
+            }
+            // Most of the others are short: a smaller frame to set up.
+            4..=16 => self.merge::<17>(b, start, end),
+            17..=64 => self.merge::<65>(b, start, end),
+            _ => self.tokenizer.bpe.count(&b[start..end]),
+        }
+    }
+
+    /// [`Self::merge_count`] of a piece of 2 to `N - 1` bytes.
+    #[inline(always)]
+    fn merge<const N: usize>(&self, b: &[u8], start: usize, end: usize) -> usize {
         let n = end - start;
-        if n < 2 {
-            return n;
-        }
-        if n > MAX {
-            return self.tokenizer.bpe.count(&b[start..end]);
-        }
         // Part k starts at starts[k]; ranks[k] is the rank of parts k and k+1 merged.
-        let mut starts = [0u8; MAX + 1];
-        let mut ranks = [u32::MAX; MAX + 1];
+        let mut starts = [0u8; N];
+        let mut ranks = [u32::MAX; N];
         for i in 0..n - 1 {
             starts[i] = i as u8;
             ranks[i] = self.rank_in(b, start + i, start + i + 2);
@@ -215,7 +269,7 @@ impl Loaded {
         starts[n] = n as u8;
         // Parts 0..len, the last one the end (n).
         let mut len = n + 1;
-        let rank_at = |starts: &[u8; MAX + 1], len: usize, i: usize| -> u32 {
+        let rank_at = |starts: &[u8; N], len: usize, i: usize| -> u32 {
             if i + 3 < len {
                 self.rank_in(
                     b,
@@ -675,13 +729,8 @@ impl<'a> Pieces<'a> {
         } else {
             None
         };
-        if let Some(mut i) = word {
-            while i < n && class(i) & UPPER != 0 {
-                i += 1;
-            }
-            while i < n && class(i) & LOWER != 0 {
-                i += 1;
-            }
+        if let Some(i) = word {
+            let i = ascii_run(b, ascii_run(b, i, b'A', b'Z'), b'a', b'z');
             if i < n && class(i) & NON_ASCII != 0 {
                 return None;
             }
