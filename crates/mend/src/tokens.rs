@@ -263,13 +263,14 @@ impl Loaded {
         let mut ranks = [u32::MAX; N];
         for i in 0..n - 1 {
             starts[i] = i as u8;
-            ranks[i] = self.rank_in(b, start + i, start + i + 2);
+            ranks[i] = self.pairs[u16::from_le_bytes([b[start + i], b[start + i + 1]]) as usize];
         }
         starts[n - 1] = (n - 1) as u8;
         starts[n] = n as u8;
         // Parts 0..len, the last one the end (n).
         let mut len = n + 1;
-        let rank_at = |starts: &[u8; N], len: usize, i: usize| -> u32 {
+        // The rank of parts i, i+1 and i+2 as one, if there are three.
+        let span = |starts: &[u8; N], len: usize, i: usize| -> u32 {
             if i + 3 < len {
                 self.rank_in(
                     b,
@@ -281,22 +282,24 @@ impl Loaded {
             }
         };
         loop {
-            let mut min = (u32::MAX, 0);
-            for (i, &r) in ranks[..len - 1].iter().enumerate() {
-                if r < min.0 {
-                    min = (r, i);
+            let (mut min, mut i) = (u32::MAX, 0);
+            for (k, &r) in ranks[..len - 1].iter().enumerate() {
+                if r < min {
+                    (min, i) = (r, k);
                 }
             }
-            if min.0 == u32::MAX {
+            if min == u32::MAX {
                 break;
             }
-            let i = min.1;
             if i > 0 {
-                ranks[i - 1] = rank_at(&starts, len, i - 1);
+                ranks[i - 1] = span(&starts, len, i - 1);
             }
-            ranks[i] = rank_at(&starts, len, i);
-            starts.copy_within(i + 2..len, i + 1);
-            ranks.copy_within(i + 2..len, i + 1);
+            ranks[i] = span(&starts, len, i);
+            // Part i+1 joins part i (a loop: `copy_within` calls `memmove`).
+            for k in i + 1..len - 1 {
+                starts[k] = starts[k + 1];
+                ranks[k] = ranks[k + 1];
+            }
             len -= 1;
         }
         len - 1
