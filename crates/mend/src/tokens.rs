@@ -318,8 +318,16 @@ impl Vocab {
     }
 
     /// Tokens in a text, as tiktoken's `encode_ordinary` counts them.
+    #[cfg(test)]
     pub(crate) fn count(self, text: &str) -> usize {
+        self.count_in(text, &mut Merged::default())
+    }
+
+    /// Tokens in a text, as tiktoken's `encode_ordinary` counts them, remembering in
+    /// `merged` the pieces that are not one token.
+    pub(crate) fn count_in(self, text: &str, merged: &mut Merged) -> usize {
         let l = self.loaded();
+        merged.serve(self);
         let b = text.as_bytes();
         let mut n = 0;
         let mut pieces = Pieces::new(self, text);
@@ -337,7 +345,7 @@ impl Vocab {
                 n += if l.is_token(b, p, e) {
                     1
                 } else {
-                    l.merge_count(b, p, e)
+                    merged.count(l, b, p, e)
                 };
                 p = e;
             }
@@ -347,10 +355,60 @@ impl Vocab {
             n += if l.is_token(b, start, end) {
                 1
             } else {
-                l.merge_count(b, start, end)
+                merged.count(l, b, start, end)
             };
         }
         n
+    }
+}
+
+/// The counts of pieces that are not one token, kept across the texts of one caller's
+/// run (a trim keeps one for its call, never longer): a word that BPE splits (a name, an
+/// id, a word of another language) tends to come back in the same history, and its merge
+/// costs ten probes of the large tables, each a likely cache miss, where this is one
+/// probe of a few KB. Direct-mapped over the pieces of 4 to 8 bytes (shorter ones merge
+/// at once); allocated at the first such piece.
+#[derive(Debug, Default)]
+pub(crate) struct Merged {
+    /// The vocabulary the counts are of.
+    vocab: Option<Vocab>,
+    /// (short key, count); key 0 is an empty slot.
+    slots: Vec<(u64, u32)>,
+}
+
+impl Merged {
+    const BITS: u32 = 9;
+
+    /// Counts of `vocab` from now on (forgetting others).
+    fn serve(&mut self, vocab: Vocab) {
+        if self.vocab != Some(vocab) {
+            self.vocab = Some(vocab);
+            self.slots.clear();
+        }
+    }
+
+    /// [`Loaded::merge_count`] of `b[start..end]`, remembered.
+    #[inline(never)]
+    fn count(&mut self, l: &Loaded, b: &[u8], start: usize, end: usize) -> usize {
+        let k = match end - start {
+            4..=8 => short_key_at(b, start, end),
+            _ => None,
+        };
+        let Some(k) = k else {
+            return l.merge_count(b, start, end);
+        };
+        if self.slots.is_empty() {
+            self.slots = vec![(0, 0); 1 << Self::BITS];
+        }
+        let i = (k.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - Self::BITS)) as usize;
+        match self.slots[i] {
+            (key, n) if key == k => n as usize,
+            _ => {
+                let n = l.merge_count(b, start, end);
+                self.slots[i] = (k, n as u32);
+                n
+            }
+        }
     }
 }
 
@@ -1077,6 +1135,41 @@ mod tests {
             }
             assert!(merged > 1_000, "{merged}");
         }
+    }
+
+    /// Counts through one [`Merged`] kept over many texts (words coming back, the
+    /// vocabulary switching now and then) equal counts made afresh.
+    #[test]
+    fn remembered_merges_count_as_fresh_ones() {
+        let mut rng = Rng(11);
+        let words: Vec<String> = (0..60)
+            .map(|k| {
+                let len = rng.below(12) as usize;
+                if k % 3 == 0 {
+                    random_text(&mut rng, len)
+                } else {
+                    random_ascii(&mut rng, len)
+                }
+            })
+            .collect();
+        let mut merged = Merged::default();
+        for k in 0..800 {
+            let vocab = if k % 7 == 0 {
+                Vocab::Cl100k
+            } else {
+                Vocab::O200k
+            };
+            let t = (0..30)
+                .map(|_| words[rng.below(60) as usize].as_str())
+                .collect::<Vec<_>>()
+                .join(" ");
+            assert_eq!(
+                vocab.count_in(&t, &mut merged),
+                vocab.count_in(&t, &mut Merged::default()),
+                "{vocab:?} {t:?}"
+            );
+        }
+        assert!(!merged.slots.is_empty());
     }
 
     #[test]
