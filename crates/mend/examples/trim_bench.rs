@@ -5,6 +5,7 @@
 //!     [--protect P] [--bodies-out FILE] corpus.jsonl
 //! cargo run --release -p mend --example trim_bench -- check bodies.jsonl
 //! cargo run --release -p mend --example trim_bench -- first --index I corpus.jsonl
+//! cargo run --release -p mend --example trim_bench -- [--reps N] counts items.jsonl
 //! ```
 //!
 //! Trim mode reads the corpus written by `bench/trim_corpus.py` (one
@@ -22,6 +23,12 @@
 //! tokenizer load included: nothing is loaded before it) and prints `{"micros": ...}`;
 //! run it in a fresh process per figure.
 //!
+//! Counts mode reads the items written by `bench/trim_tokenizers.py` (each history item's
+//! text with Python tiktoken's `o200k_base` and `cl100k_base` counts), counts every text
+//! with mend's counter and with `bpe-openai`'s, and prints one JSON line: the mismatches
+//! of each against tiktoken and the median time of a pass over the items (`--reps`
+//! rounds, the two alternating). It exits with 1 when mend's counts differ.
+//!
 //! Check mode reads a JSONL of bodies (or of `{"id", "body"}` records) and prints one JSON
 //! line per body: id, valid, and the rule ids and paths of its error-severity findings.
 
@@ -36,6 +43,7 @@ type Res<T> = Result<T, Box<dyn std::error::Error>>;
 
 struct Args {
     check: bool,
+    counts: bool,
     first: Option<usize>,
     reps: usize,
     keep_last: usize,
@@ -47,13 +55,15 @@ struct Args {
 fn usage() -> String {
     "usage: trim_bench [--reps N] [--keep-last K] [--protect P] [--bodies-out FILE] corpus.jsonl\n       \
      trim_bench check bodies.jsonl\n       \
-     trim_bench first --index I corpus.jsonl"
+     trim_bench first --index I corpus.jsonl\n       \
+     trim_bench [--reps N] counts items.jsonl"
         .to_string()
 }
 
 fn parse_args() -> Res<Args> {
     let mut args = Args {
         check: false,
+        counts: false,
         first: None,
         reps: 15,
         keep_last: 1,
@@ -65,6 +75,7 @@ fn parse_args() -> Res<Args> {
     while let Some(a) = it.next() {
         match a.as_str() {
             "check" if args.input.is_empty() && !args.check => args.check = true,
+            "counts" if args.input.is_empty() && !args.check => args.counts = true,
             "first" if args.input.is_empty() && !args.check => args.first = Some(0),
             "--index" if args.first.is_some() => {
                 args.first = Some(it.next().ok_or_else(usage)?.parse()?)
@@ -297,8 +308,70 @@ fn run_first(args: &Args, index: usize) -> Res<()> {
     Ok(())
 }
 
+/// Mend's counts and `bpe-openai`'s against Python tiktoken's, item by item, and the time
+/// of each over all items.
+fn run_counts(args: &Args) -> Res<bool> {
+    use mend::trim::Counter;
+    let mut items = Vec::new();
+    for rec in read_jsonl(&args.input)? {
+        let count = |k: &str| rec.get(k).and_then(Value::as_u64).map(|n| n as usize);
+        match (
+            rec.get("text").and_then(Value::as_str),
+            count("o200k"),
+            count("cl100k"),
+        ) {
+            (Some(t), Some(o), Some(c)) => items.push((t.to_string(), o, c)),
+            _ => return Err("an item has no `text`, `o200k` or `cl100k`".into()),
+        }
+    }
+    let (bo, bc) = (bpe_openai::o200k_base(), bpe_openai::cl100k_base());
+    let mut wrong = [0usize; 4];
+    for (t, o, c) in &items {
+        wrong[0] += usize::from(Counter::O200kBase.count(t) != *o);
+        wrong[1] += usize::from(Counter::Cl100kBase.count(t) != *c);
+        wrong[2] += usize::from(bo.count(t.as_str()) != *o);
+        wrong[3] += usize::from(bc.count(t.as_str()) != *c);
+    }
+    // o200k_base (the trim corpus' model), the two counters alternating round by round.
+    let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+    for _ in 0..args.reps {
+        let t0 = Instant::now();
+        let n: usize = items
+            .iter()
+            .map(|i| Counter::O200kBase.count(std::hint::black_box(&i.0)))
+            .sum();
+        ours.push(t0.elapsed().as_secs_f64() * 1e3);
+        let t0 = Instant::now();
+        let m: usize = items
+            .iter()
+            .map(|i| bo.count(std::hint::black_box(i.0.as_str())))
+            .sum();
+        theirs.push(t0.elapsed().as_secs_f64() * 1e3);
+        std::hint::black_box((n, m));
+    }
+    let (ours, theirs) = (median(&mut ours), median(&mut theirs));
+    println!(
+        "{}",
+        json!({
+            "items": items.len(),
+            "bytes": items.iter().map(|i| i.0.len()).sum::<usize>(),
+            "mismatches": {"mend": {"o200k": wrong[0], "cl100k": wrong[1]},
+                           "bpe_openai": {"o200k": wrong[2], "cl100k": wrong[3]}},
+            "o200k_ms_per_pass": {"mend": ours, "bpe_openai": theirs},
+            "bpe_openai_over_mend": theirs / ours,
+        })
+    );
+    Ok(wrong[0] + wrong[1] == 0)
+}
+
 fn main() {
     let result = parse_args().and_then(|a| match (a.check, a.first) {
+        _ if a.counts => run_counts(&a).map(|same| {
+            if !same {
+                eprintln!("trim_bench: mend's counts differ from tiktoken's");
+                std::process::exit(1);
+            }
+        }),
         (true, _) => run_check(&a),
         (false, Some(i)) => run_first(&a, i),
         (false, None) => run_trim(&a),

@@ -8,10 +8,15 @@
 //!   character classes come from `regex-syntax`'s Unicode tables, the ones the regex
 //!   engines of tiktoken and `bpe-openai` use, and a test compares every piece with
 //!   `bpe-openai`'s regex splitter on recorded traffic and random Unicode text;
-//! - a piece that is itself a token counts 1 (tiktoken's own shortcut) through a hash set
-//!   of the vocabulary, and only the others are encoded, by `bpe-openai`'s exact BPE.
+//! - a piece that is itself a token counts 1 (tiktoken's own shortcut) through a table of
+//!   the vocabulary, and only the others are merged, by tiktoken's own merge over the
+//!   tokens' ranks (by `bpe-openai`'s exact BPE past 64 bytes), remembered for the
+//!   caller's run in a small memo ([`Merged`]).
 //!
-//! Everything is built once per process, on first use.
+//! Its hot paths are written for few mispredicted branches, which cost a cold count more
+//! than its instructions do. Everything is built once per process, on first use; the
+//! vocabularies are `bpe-openai`'s. Against `bpe-openai`'s own counting and `tiktoken-rs`
+//! (docs/PERFORMANCE.md, trim): the same counts, 4-5x and 8x faster.
 
 use std::sync::LazyLock;
 
@@ -32,12 +37,9 @@ struct Loaded {
     /// The other tokens with their ranks: a piece found in either is one token.
     long: FxHashMap<&'static [u8], u32>,
     /// The rank of every two-byte string that is a token (`u32::MAX` for the others),
-    /// indexed by its little-endian `u16`: a quarter of the pieces and most of the
-    /// merge's lookups, answered from 256 KB instead of the large table.
+    /// indexed by its little-endian `u16`: most of the merge's lookups, answered from
+    /// 256 KB instead of the large table.
     pairs: Vec<u32>,
-    /// Whether every byte is a token (it is in both vocabularies): then a one-byte piece
-    /// is one token without a lookup.
-    all_bytes: bool,
 }
 
 fn load(tokenizer: &'static bpe_openai::Tokenizer) -> Loaded {
@@ -47,12 +49,9 @@ fn load(tokenizer: &'static bpe_openai::Tokenizer) -> Loaded {
     let tokens = (0..bpe.num_tokens() as u32).map(|id| (bpe.token_bytes(id), id));
     let (short, long): (Vec<_>, Vec<_>) = tokens.partition(|(t, _)| short_key(t).is_some());
     let mut pairs = vec![u32::MAX; 1 << 16];
-    let mut bytes = [false; 256];
     for &(t, rank) in &short {
-        match *t {
-            [a] => bytes[a as usize] = true,
-            [a, b] => pairs[u16::from_le_bytes([a, b]) as usize] = rank,
-            _ => {}
+        if let [a, b] = *t {
+            pairs[u16::from_le_bytes([a, b]) as usize] = rank;
         }
     }
     Loaded {
@@ -60,7 +59,6 @@ fn load(tokenizer: &'static bpe_openai::Tokenizer) -> Loaded {
         short: ShortTokens::new(&short),
         long: long.into_iter().collect(),
         pairs,
-        all_bytes: bytes.iter().all(|&b| b),
     }
 }
 
@@ -134,6 +132,24 @@ impl ShortTokens {
         (k.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
     }
 
+    /// Whether `k` is in the table. Two slots a step, their outcome taken at once: a
+    /// found key is mostly in its first two slots, so the loop rarely goes round.
+    #[inline(always)]
+    fn contains(&self, k: u64) -> bool {
+        let mask = self.keys.len() - 1;
+        let mut i = self.slot(k);
+        loop {
+            let (a, c) = (self.keys[i], self.keys[(i + 1) & mask]);
+            if (a == k) | (c == k) {
+                return true;
+            }
+            if (a == 0) | (c == 0) {
+                return false;
+            }
+            i = (i + 2) & mask;
+        }
+    }
+
     /// The slot holding `k`.
     #[inline(always)]
     fn find(&self, k: u64) -> Option<usize> {
@@ -149,6 +165,31 @@ impl ShortTokens {
     }
 }
 
+/// The end of the run of bytes in `lo..=hi` (ASCII) from `i`, found eight bytes at a
+/// time: a word's letters are one step with no branch per letter (whose exit the CPU
+/// would mispredict at most words' end).
+#[inline(always)]
+fn ascii_run(b: &[u8], mut i: usize, lo: u8, hi: u8) -> usize {
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    loop {
+        let w = match b.get(i..i + 8) {
+            Some(eight) => u64::from_le_bytes(eight.try_into().unwrap_or([0; 8])),
+            // The text's end: zero bytes are in no run.
+            None => word(&b[i.min(b.len())..]),
+        };
+        // Per byte (7 low bits x, no carry out of a byte): x + (0x80 - lo) sets the high bit
+        // when x >= lo, x + (0x7F - hi) when x > hi; a byte past ASCII is in no run.
+        let x = w & !HIGH;
+        let inside = (x + ONES * (0x80 - lo as u64)) & !(x + ONES * (0x7F - hi as u64)) & !w;
+        let outside = !inside & HIGH;
+        if outside != 0 {
+            return (i + (outside.trailing_zeros() / 8) as usize).min(b.len());
+        }
+        i += 8;
+    }
+}
+
 /// Up to 8 bytes as a little-endian word.
 fn word(b: &[u8]) -> u64 {
     let mut w = [0u8; 8];
@@ -157,22 +198,24 @@ fn word(b: &[u8]) -> u64 {
 }
 
 impl Loaded {
-    /// Whether `b[start..end]` is a token.
+    /// Whether `b[start..end]` (not empty) is a token. A piece of up to 8 bytes (nearly
+    /// all of them) is one probe of the short table whatever its length: a branch on the
+    /// length would be mispredicted piece after piece.
     #[inline(always)]
     fn is_token(&self, b: &[u8], start: usize, end: usize) -> bool {
-        match end - start {
-            1 if self.all_bytes => return true,
-            2 => {
-                return self.pairs[u16::from_le_bytes([b[start], b[start + 1]]) as usize]
-                    != u32::MAX
+        let len = end - start;
+        if len <= 8 {
+            if let Some(eight) = b.get(start..start + 8) {
+                let w = u64::from_le_bytes(eight.try_into().unwrap_or([0; 8]));
+                // As `short_key`: the bytes, the length in the top byte below 8 bytes.
+                let k = (w & (u64::MAX >> (64 - 8 * len))) | (((len & 7) as u64) << 56);
+                if len < 8 || k >> 56 > 7 {
+                    return self.short.contains(k);
+                }
             }
-            _ => {}
         }
-        match (end - start <= 8)
-            .then(|| short_key_at(b, start, end))
-            .flatten()
-        {
-            Some(k) => self.short.find(k).is_some(),
+        match (len <= 8).then(|| short_key_at(b, start, end)).flatten() {
+            Some(k) => self.short.contains(k),
             None => self.long.contains_key(&b[start..end]),
         }
     }
@@ -196,26 +239,43 @@ impl Loaded {
     /// encoder (the same count), as the merge is quadratic.
     #[inline(never)]
     fn merge_count(&self, b: &[u8], start: usize, end: usize) -> usize {
-        const MAX: usize = 64;
+        match end - start {
+            // Two parts never merge: they would be the piece, which is no token. So two
+            // bytes stay two, and three bytes are two parts once one of their pairs is a
+            // token, else three.
+            n @ 0..=2 => n,
+            3 => {
+                let pair = |i: usize| self.pairs[u16::from_le_bytes([b[i], b[i + 1]]) as usize];
+                if pair(start) != u32::MAX || pair(start + 1) != u32::MAX {
+                    2
+                } else {
+                    3
+                }
+            }
+            // Most of the others are short: a smaller frame to set up.
+            4..=16 => self.merge::<17>(b, start, end),
+            17..=64 => self.merge::<65>(b, start, end),
+            _ => self.tokenizer.bpe.count(&b[start..end]),
+        }
+    }
+
+    /// [`Self::merge_count`] of a piece of 2 to `N - 1` bytes.
+    #[inline(always)]
+    fn merge<const N: usize>(&self, b: &[u8], start: usize, end: usize) -> usize {
         let n = end - start;
-        if n < 2 {
-            return n;
-        }
-        if n > MAX {
-            return self.tokenizer.bpe.count(&b[start..end]);
-        }
         // Part k starts at starts[k]; ranks[k] is the rank of parts k and k+1 merged.
-        let mut starts = [0u8; MAX + 1];
-        let mut ranks = [u32::MAX; MAX + 1];
+        let mut starts = [0u8; N];
+        let mut ranks = [u32::MAX; N];
         for i in 0..n - 1 {
             starts[i] = i as u8;
-            ranks[i] = self.rank_in(b, start + i, start + i + 2);
+            ranks[i] = self.pairs[u16::from_le_bytes([b[start + i], b[start + i + 1]]) as usize];
         }
         starts[n - 1] = (n - 1) as u8;
         starts[n] = n as u8;
         // Parts 0..len, the last one the end (n).
         let mut len = n + 1;
-        let rank_at = |starts: &[u8; MAX + 1], len: usize, i: usize| -> u32 {
+        // The rank of parts i, i+1 and i+2 as one, if there are three.
+        let span = |starts: &[u8; N], len: usize, i: usize| -> u32 {
             if i + 3 < len {
                 self.rank_in(
                     b,
@@ -227,22 +287,24 @@ impl Loaded {
             }
         };
         loop {
-            let mut min = (u32::MAX, 0);
-            for (i, &r) in ranks[..len - 1].iter().enumerate() {
-                if r < min.0 {
-                    min = (r, i);
+            let (mut min, mut i) = (u32::MAX, 0);
+            for (k, &r) in ranks[..len - 1].iter().enumerate() {
+                if r < min {
+                    (min, i) = (r, k);
                 }
             }
-            if min.0 == u32::MAX {
+            if min == u32::MAX {
                 break;
             }
-            let i = min.1;
             if i > 0 {
-                ranks[i - 1] = rank_at(&starts, len, i - 1);
+                ranks[i - 1] = span(&starts, len, i - 1);
             }
-            ranks[i] = rank_at(&starts, len, i);
-            starts.copy_within(i + 2..len, i + 1);
-            ranks.copy_within(i + 2..len, i + 1);
+            ranks[i] = span(&starts, len, i);
+            // Part i+1 joins part i (a loop: `copy_within` calls `memmove`).
+            for k in i + 1..len - 1 {
+                starts[k] = starts[k + 1];
+                ranks[k] = ranks[k + 1];
+            }
             len -= 1;
         }
         len - 1
@@ -261,8 +323,16 @@ impl Vocab {
     }
 
     /// Tokens in a text, as tiktoken's `encode_ordinary` counts them.
+    #[cfg(test)]
     pub(crate) fn count(self, text: &str) -> usize {
+        self.count_in(text, &mut Merged::default())
+    }
+
+    /// Tokens in a text, as tiktoken's `encode_ordinary` counts them, remembering in
+    /// `merged` the pieces that are not one token.
+    pub(crate) fn count_in(self, text: &str, merged: &mut Merged) -> usize {
         let l = self.loaded();
+        merged.serve(self);
         let b = text.as_bytes();
         let mut n = 0;
         let mut pieces = Pieces::new(self, text);
@@ -280,7 +350,7 @@ impl Vocab {
                 n += if l.is_token(b, p, e) {
                     1
                 } else {
-                    l.merge_count(b, p, e)
+                    merged.count(l, b, p, e)
                 };
                 p = e;
             }
@@ -290,10 +360,60 @@ impl Vocab {
             n += if l.is_token(b, start, end) {
                 1
             } else {
-                l.merge_count(b, start, end)
+                merged.count(l, b, start, end)
             };
         }
         n
+    }
+}
+
+/// The counts of pieces that are not one token, kept across the texts of one caller's
+/// run (a trim keeps one for its call, never longer): a word that BPE splits (a name, an
+/// id, a word of another language) tends to come back in the same history, and its merge
+/// costs ten probes of the large tables, each a likely cache miss, where this is one
+/// probe of a few KB. Direct-mapped over the pieces of 4 to 8 bytes (shorter ones merge
+/// at once); allocated at the first such piece.
+#[derive(Debug, Default)]
+pub(crate) struct Merged {
+    /// The vocabulary the counts are of.
+    vocab: Option<Vocab>,
+    /// (short key, count); key 0 is an empty slot.
+    slots: Vec<(u64, u32)>,
+}
+
+impl Merged {
+    const BITS: u32 = 9;
+
+    /// Counts of `vocab` from now on (forgetting others).
+    fn serve(&mut self, vocab: Vocab) {
+        if self.vocab != Some(vocab) {
+            self.vocab = Some(vocab);
+            self.slots.clear();
+        }
+    }
+
+    /// [`Loaded::merge_count`] of `b[start..end]`, remembered.
+    #[inline(never)]
+    fn count(&mut self, l: &Loaded, b: &[u8], start: usize, end: usize) -> usize {
+        let k = match end - start {
+            4..=8 => short_key_at(b, start, end),
+            _ => None,
+        };
+        let Some(k) = k else {
+            return l.merge_count(b, start, end);
+        };
+        if self.slots.is_empty() {
+            self.slots = vec![(0, 0); 1 << Self::BITS];
+        }
+        let i = (k.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - Self::BITS)) as usize;
+        match self.slots[i] {
+            (key, n) if key == k => n as usize,
+            _ => {
+                let n = l.merge_count(b, start, end);
+                self.slots[i] = (k, n as u32);
+                n
+            }
+        }
     }
 }
 
@@ -675,13 +795,8 @@ impl<'a> Pieces<'a> {
         } else {
             None
         };
-        if let Some(mut i) = word {
-            while i < n && class(i) & UPPER != 0 {
-                i += 1;
-            }
-            while i < n && class(i) & LOWER != 0 {
-                i += 1;
-            }
+        if let Some(i) = word {
+            let i = ascii_run(b, ascii_run(b, i, b'A', b'Z'), b'a', b'z');
             if i < n && class(i) & NON_ASCII != 0 {
                 return None;
             }
@@ -1025,6 +1140,41 @@ mod tests {
             }
             assert!(merged > 1_000, "{merged}");
         }
+    }
+
+    /// Counts through one [`Merged`] kept over many texts (words coming back, the
+    /// vocabulary switching now and then) equal counts made afresh.
+    #[test]
+    fn remembered_merges_count_as_fresh_ones() {
+        let mut rng = Rng(11);
+        let words: Vec<String> = (0..60)
+            .map(|k| {
+                let len = rng.below(12) as usize;
+                if k % 3 == 0 {
+                    random_text(&mut rng, len)
+                } else {
+                    random_ascii(&mut rng, len)
+                }
+            })
+            .collect();
+        let mut merged = Merged::default();
+        for k in 0..800 {
+            let vocab = if k % 7 == 0 {
+                Vocab::Cl100k
+            } else {
+                Vocab::O200k
+            };
+            let t = (0..30)
+                .map(|_| words[rng.below(60) as usize].as_str())
+                .collect::<Vec<_>>()
+                .join(" ");
+            assert_eq!(
+                vocab.count_in(&t, &mut merged),
+                vocab.count_in(&t, &mut Merged::default()),
+                "{vocab:?} {t:?}"
+            );
+        }
+        assert!(!merged.slots.is_empty());
     }
 
     #[test]

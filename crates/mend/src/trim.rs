@@ -25,6 +25,7 @@ use serde_json::Value;
 
 use crate::chain::{Chain, Role};
 use crate::groups::Groups;
+use crate::tokens::{Merged, Vocab};
 use crate::violation::{Severity, Violation};
 use crate::{analyze, Analysis, CheckOptions, Dialect, Error};
 
@@ -79,9 +80,14 @@ impl Counter {
 
     /// Tokens in a text.
     pub fn count(self, text: &str) -> usize {
+        self.count_in(text, &mut Merged::default())
+    }
+
+    /// [`Counter::count`], remembering the merged pieces in `merged`.
+    fn count_in(self, text: &str, merged: &mut Merged) -> usize {
         match self {
-            Counter::O200kBase => crate::tokens::Vocab::O200k.count(text),
-            Counter::Cl100kBase => crate::tokens::Vocab::Cl100k.count(text),
+            Counter::O200kBase => Vocab::O200k.count_in(text, merged),
+            Counter::Cl100kBase => Vocab::Cl100k.count_in(text, merged),
             Counter::EstimateCharsOver4 => text.chars().count().div_ceil(4),
         }
     }
@@ -89,16 +95,24 @@ impl Counter {
     /// Tokens of one history item: the text of every string in it (keys excluded) plus
     /// three tokens of per-message framing, as OpenAI's counting guide does.
     pub fn count_item(self, item: &Value) -> usize {
-        self.count_item_in(item, &mut String::new())
+        self.count_item_in(item, &mut Scratch::default())
     }
 
-    /// [`Counter::count_item`], gathering the text in `buf` (cleared first), so counting
-    /// item after item reuses one buffer.
-    fn count_item_in(self, item: &Value, buf: &mut String) -> usize {
-        buf.clear();
-        collect_text(item, buf);
-        3 + self.count(buf)
+    /// [`Counter::count_item`] with what counting item after item reuses.
+    fn count_item_in(self, item: &Value, scratch: &mut Scratch) -> usize {
+        scratch.text.clear();
+        collect_text(item, &mut scratch.text);
+        3 + self.count_in(&scratch.text, &mut scratch.merged)
     }
+}
+
+/// What counting item after item reuses: the buffer an item's text is gathered in (cleared
+/// for each), and the counts of the pieces that are not one token (which come back within
+/// a history).
+#[derive(Debug, Default)]
+struct Scratch {
+    text: String,
+    merged: Merged,
 }
 
 fn collect_text(v: &Value, out: &mut String) {
@@ -131,8 +145,8 @@ pub struct TokenCache {
     /// process-wide cache serves every caller of the Python binding) cannot craft two
     /// that collide and so read another's count.
     keys: std::collections::hash_map::RandomState,
-    /// The buffer an item's text is gathered in.
-    text: String,
+    /// What counting reuses.
+    scratch: Scratch,
 }
 
 impl TokenCache {
@@ -147,7 +161,7 @@ impl TokenCache {
         if self.counts.len() >= Self::LIMIT {
             self.counts.clear();
         }
-        let n = counter.count_item_in(item, &mut self.text);
+        let n = counter.count_item_in(item, &mut self.scratch);
         self.counts.insert(key, n);
         n
     }
@@ -163,17 +177,17 @@ impl TokenCache {
     }
 }
 
-/// Where item counts come from: counted afresh (the text gathered in one buffer), or
+/// Where item counts come from: counted afresh (with one [`Scratch`] for the call), or
 /// through a cache.
 enum Counts<'c> {
-    Fresh(String),
+    Fresh(Scratch),
     Cached(&'c mut TokenCache),
 }
 
 impl Counts<'_> {
     fn count(&mut self, counter: Counter, item: &Value) -> usize {
         match self {
-            Counts::Fresh(buf) => counter.count_item_in(item, buf),
+            Counts::Fresh(scratch) => counter.count_item_in(item, scratch),
             Counts::Cached(cache) => cache.count(counter, item),
         }
     }
@@ -279,7 +293,7 @@ pub struct Trimmed {
 /// assert!(trimmed.violations.is_empty()); // and no group is cut
 /// ```
 pub fn trim(body: &Value, opts: &TrimOptions) -> Result<Trimmed, Error> {
-    trim_counted(body, opts, &mut Counts::Fresh(String::new()))
+    trim_counted(body, opts, &mut Counts::Fresh(Scratch::default()))
 }
 
 /// Trim, reusing token counts from earlier calls.
