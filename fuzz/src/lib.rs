@@ -297,6 +297,23 @@ pub fn trim_value(dialect: Dialect, opts: u8, body: &Value) {
     let Ok(t) = mend::trim::trim(body, &topts) else {
         return;
     };
+    // Taking the body (its kept items moved, not copied) comes to the same outcome.
+    match mend::trim::trim_owned(body.clone(), &topts) {
+        Ok(o) => assert!(
+            o.body == t.body
+                && o.dropped == t.dropped
+                && (o.tokens_before, o.tokens_after, o.over_budget)
+                    == (t.tokens_before, t.tokens_after, t.over_budget)
+                && o.violations == t.violations
+                && o.repairs == t.repairs,
+            "trim_owned differs from trim: dropped {:?} / {:?}, body\n{}\n{}",
+            o.dropped,
+            t.dropped,
+            o.body,
+            t.body
+        ),
+        Err(e) => panic!("trim_owned failed where trim did not: {e}"),
+    }
     if !t.over_budget {
         assert!(
             t.tokens_after <= topts.budget,

@@ -436,18 +436,19 @@ static TRIM_COUNTS: std::sync::LazyLock<std::sync::Mutex<mend::trim::TokenCache>
     std::sync::LazyLock::new(Default::default);
 
 /// `mend::trim` through the process' count memo; a thread that finds it busy counts
-/// afresh rather than wait.
-fn trim_memoized(v: &Value, opts: &mend::TrimOptions) -> Result<mend::Trimmed, mend::Error> {
+/// afresh rather than wait. The body is the binding's own copy of what crossed: its kept
+/// items are moved into the output, not copied.
+fn trim_memoized(v: Value, opts: &mend::TrimOptions) -> Result<mend::Trimmed, mend::Error> {
     match TRIM_COUNTS.try_lock() {
-        Ok(mut memo) => mend::trim::trim_with_cache(v, opts, &mut memo),
+        Ok(mut memo) => mend::trim::trim_owned_with_cache(v, opts, &mut memo),
         Err(std::sync::TryLockError::Poisoned(p)) => {
             // A panic left it half written: start over.
             let mut memo = p.into_inner();
             *memo = Default::default();
             TRIM_COUNTS.clear_poison();
-            mend::trim::trim_with_cache(v, opts, &mut memo)
+            mend::trim::trim_owned_with_cache(v, opts, &mut memo)
         }
-        Err(std::sync::TryLockError::WouldBlock) => mend::trim(v, opts),
+        Err(std::sync::TryLockError::WouldBlock) => mend::trim::trim_owned(v, opts),
     }
 }
 
@@ -477,7 +478,7 @@ fn trim(
         .detach(|| {
             let v = source.parse()?;
             confirmed(&v, &opts.check)?;
-            let mut t = trim_memoized(&v, &opts)?;
+            let mut t = trim_memoized(v, &opts)?;
             let changed = (!t.dropped.is_empty() || !t.repairs.is_empty())
                 .then(|| encode(form, std::mem::take(&mut t.body)));
             Ok((t, changed))

@@ -8,7 +8,7 @@
 use std::io;
 
 use mend::repair::{repair_owned, splice_with, Layout, MissingResult, OrphanResult, RepairOptions};
-use mend::trim::{trim, TrimOptions};
+use mend::trim::{trim_owned, TrimOptions};
 use serde_json::{json, Value};
 
 use crate::input::{self, BadInput, Given, Source};
@@ -195,7 +195,7 @@ pub fn run_trim(
         keep_last,
         protect,
     };
-    let t = match trim(&body, &topts) {
+    let t = match trim_owned(body, &topts) {
         Ok(t) => t,
         Err(e) => {
             printer.bad_input(&label, &e);

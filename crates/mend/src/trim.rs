@@ -293,7 +293,11 @@ pub struct Trimmed {
 /// assert!(trimmed.violations.is_empty()); // and no group is cut
 /// ```
 pub fn trim(body: &Value, opts: &TrimOptions) -> Result<Trimmed, Error> {
-    trim_counted(body, opts, &mut Counts::Fresh(Scratch::default()))
+    trim_counted(
+        Given::Borrowed(body),
+        opts,
+        &mut Counts::Fresh(Scratch::default()),
+    )
 }
 
 /// Trim, reusing token counts from earlier calls.
@@ -302,66 +306,185 @@ pub fn trim_with_cache(
     opts: &TrimOptions,
     cache: &mut TokenCache,
 ) -> Result<Trimmed, Error> {
-    trim_counted(body, opts, &mut Counts::Cached(cache))
+    trim_counted(Given::Borrowed(body), opts, &mut Counts::Cached(cache))
 }
 
-fn trim_counted(body: &Value, opts: &TrimOptions, cache: &mut Counts) -> Result<Trimmed, Error> {
+/// [`trim`], taking the body: the kept items are moved into the output, not copied, and
+/// a body that loses nothing is handed back as it is.
+pub fn trim_owned(body: Value, opts: &TrimOptions) -> Result<Trimmed, Error> {
+    trim_counted(
+        Given::Owned(body),
+        opts,
+        &mut Counts::Fresh(Scratch::default()),
+    )
+}
+
+/// [`trim_with_cache`], taking the body as [`trim_owned`] does.
+pub fn trim_owned_with_cache(
+    body: Value,
+    opts: &TrimOptions,
+    cache: &mut TokenCache,
+) -> Result<Trimmed, Error> {
+    trim_counted(Given::Owned(body), opts, &mut Counts::Cached(cache))
+}
+
+/// A body as given to trim: borrowed (the output copies what it keeps) or owned (the
+/// output is made of it).
+enum Given<'b> {
+    Borrowed(&'b Value),
+    Owned(Value),
+}
+
+impl Given<'_> {
+    fn get(&self) -> &Value {
+        match self {
+            Given::Borrowed(b) => b,
+            Given::Owned(v) => v,
+        }
+    }
+
+    fn into_owned(self) -> Value {
+        match self {
+            Given::Borrowed(b) => b.clone(),
+            Given::Owned(v) => v,
+        }
+    }
+}
+
+/// What trim makes of a body once it is counted: repaired first, handed back as it is,
+/// or cut.
+enum Step {
+    /// Damaged and repaired: trim the repaired body.
+    Repaired(Value, Vec<crate::repair::Edit>),
+    /// Handed back untrimmed (damaged beyond repair): the outcome but its body.
+    AsIs(Trimmed),
+    /// Valid: what to drop, and the outcome but its body.
+    Cut(Dropping, Trimmed),
+}
+
+fn trim_counted(
+    given: Given<'_>,
+    opts: &TrimOptions,
+    cache: &mut Counts,
+) -> Result<Trimmed, Error> {
+    let (drop, out) = match step(given.get(), opts, cache)? {
+        Step::Repaired(fixed, edits) => {
+            let mut t = trim_counted(Given::Owned(fixed), opts, cache)?;
+            t.repairs = edits;
+            return Ok(t);
+        }
+        Step::AsIs(t) => {
+            return Ok(Trimmed {
+                body: given.into_owned(),
+                ..t
+            });
+        }
+        Step::Cut(drop, t) => (drop, t),
+    };
+    let key = out.dialect.history_key();
+    let (body, borrowed, taken) = match given {
+        Given::Borrowed(b) => (drop.copy_of(b, key), Some(b), Vec::new()),
+        Given::Owned(v) => {
+            let (body, taken) = drop.move_out_of(v, key);
+            (body, None, taken)
+        }
+    };
+    if drop.items.is_empty() {
+        return Ok(Trimmed { body, ..out });
+    }
+    let violations = errors_in(&body, &opts.check)?;
+    if violations.is_empty() {
+        return Ok(Trimmed { body, ..out });
+    }
+    // Trimming never makes a valid body invalid: the rare cut that breaks a rule tying
+    // kept turns to dropped ones steps back, on the input as it was.
+    match borrowed {
+        Some(input) => step_back(input, opts, cache, out, violations),
+        None => step_back(
+            &drop.put_back(body, key, taken),
+            opts,
+            cache,
+            out,
+            violations,
+        ),
+    }
+}
+
+/// Check and count a body, and decide what trim does with it.
+fn step(body: &Value, opts: &TrimOptions, cache: &mut Counts) -> Result<Step, Error> {
     let analysis = analyze(body, &opts.check)?;
     let counter = Counter::for_model(analysis.chain.facts.model, analysis.dialect);
     let damaged = analysis
         .violations
         .iter()
         .any(|v| v.severity == Severity::Error);
-    if damaged {
-        // A damaged history is repaired first, so what trim hands on is valid; what
-        // repair cannot settle is handed back untrimmed, with its violations.
-        let ropts = crate::repair::RepairOptions {
-            check: opts.check.clone(),
-            ..Default::default()
-        };
-        let fixed = crate::repair::repair(body, &ropts)?;
-        if fixed.valid() {
-            let mut t = trim_counted(&fixed.body, opts, cache)?;
-            t.repairs = fixed.edits;
-            return Ok(t);
+    // A damaged history is repaired first, so what trim hands on is valid; what repair
+    // cannot settle is handed back untrimmed, with its violations.
+    let unrepairable = match damaged {
+        false => None,
+        true => {
+            let ropts = crate::repair::RepairOptions {
+                check: opts.check.clone(),
+                ..Default::default()
+            };
+            let fixed = crate::repair::repair(body, &ropts)?;
+            if fixed.valid() {
+                return Ok(Step::Repaired(fixed.body, fixed.edits));
+            }
+            Some(fixed.unrepairable)
         }
-        let units = Units::count(body, &analysis, opts.protect, counter, cache);
-        return Ok(Trimmed {
-            dialect: analysis.dialect,
-            body: body.clone(),
-            counter,
-            tokens_before: units.tokens_before,
-            tokens_after: units.tokens_before,
-            dropped: Vec::new(),
-            over_budget: units.tokens_before > opts.budget,
-            violations: fixed.unrepairable,
-            repairs: Vec::new(),
-        });
-    }
+    };
     let units = Units::count(body, &analysis, opts.protect, counter, cache);
-    let cut = units.choose_cut(opts.budget, opts.keep_last);
-    let mut out = units.without(cut.units, cut.kept_request);
-    let mut violations = errors_in(&out.body, &opts.check)?;
-    let input_valid = !analysis
-        .violations
-        .iter()
-        .any(|v| v.severity == Severity::Error);
-    if input_valid && !violations.is_empty() {
-        // Trimming never makes a valid body invalid.
-        if let Some(valid) = units.earlier_valid_cut(cut.units, &opts.check)? {
-            (out, violations) = (valid, Vec::new());
-        }
-    }
-    Ok(Trimmed {
+    let outcome = |tokens_after: usize, dropped: Vec<DroppedUnit>, violations| Trimmed {
         dialect: analysis.dialect,
-        body: out.body,
+        body: Value::Null,
         counter,
         tokens_before: units.tokens_before,
-        tokens_after: out.tokens,
-        dropped: out.dropped,
-        over_budget: out.tokens > opts.budget,
+        tokens_after,
+        dropped,
+        over_budget: tokens_after > opts.budget,
         violations,
         repairs: Vec::new(),
+    };
+    if let Some(violations) = unrepairable {
+        return Ok(Step::AsIs(outcome(
+            units.tokens_before,
+            Vec::new(),
+            violations,
+        )));
+    }
+    let cut = units.choose_cut(opts.budget, opts.keep_last);
+    let drop = units.dropping(cut.units, cut.kept_request);
+    let out = outcome(drop.tokens, drop.dropped.clone(), Vec::new());
+    Ok(Step::Cut(drop, out))
+}
+
+/// The outcome of a trim of `input` whose cut left `violations`: the first earlier cut
+/// that leaves none, else that cut with them.
+fn step_back(
+    input: &Value,
+    opts: &TrimOptions,
+    cache: &mut Counts,
+    out: Trimmed,
+    violations: Vec<Violation>,
+) -> Result<Trimmed, Error> {
+    let analysis = analyze(input, &opts.check)?;
+    let units = Units::count(input, &analysis, opts.protect, out.counter, cache);
+    let cut = units.choose_cut(opts.budget, opts.keep_last);
+    Ok(match units.earlier_valid_cut(cut.units, &opts.check)? {
+        Some(valid) => Trimmed {
+            body: valid.body,
+            tokens_after: valid.tokens,
+            over_budget: valid.tokens > opts.budget,
+            dropped: valid.dropped,
+            violations: Vec::new(),
+            ..out
+        },
+        None => Trimmed {
+            body: units.without(cut.units, cut.kept_request).body,
+            violations,
+            ..out
+        },
     })
 }
 
@@ -397,6 +520,80 @@ struct Units<'a> {
 struct Cut {
     units: usize,
     kept_request: Option<usize>,
+}
+
+/// What a cut drops: the units, the history items, and the tokens left.
+struct Dropping {
+    dropped: Vec<DroppedUnit>,
+    /// Indices of the history items dropped.
+    items: BTreeSet<usize>,
+    tokens: usize,
+}
+
+impl Dropping {
+    /// `body` without the dropped items: only the other members and the kept items are
+    /// copied.
+    fn copy_of(&self, body: &Value, key: &str) -> Value {
+        match (body, body.get(key)) {
+            (Value::Object(fields), Some(Value::Array(items))) if !self.items.is_empty() => {
+                let mut kept = Some(
+                    items
+                        .iter()
+                        .enumerate()
+                        .filter(|(i, _)| !self.items.contains(i))
+                        .map(|(_, v)| v.clone())
+                        .collect(),
+                );
+                let fields = fields
+                    .iter()
+                    .map(|(k, v)| match kept.take_if(|_| k == key) {
+                        Some(kept) => (k.clone(), Value::Array(kept)),
+                        None => (k.clone(), v.clone()),
+                    });
+                Value::Object(fields.collect())
+            }
+            _ => body.clone(),
+        }
+    }
+
+    /// `body` without the dropped items, made of it: the kept items moved, not copied.
+    /// Also the dropped items, with their index, for [`Dropping::put_back`].
+    fn move_out_of(&self, mut body: Value, key: &str) -> (Value, Vec<(usize, Value)>) {
+        let Some(Value::Array(items)) = body.get_mut(key) else {
+            return (body, Vec::new());
+        };
+        let mut taken = Vec::with_capacity(self.items.len());
+        let mut kept = Vec::with_capacity(items.len().saturating_sub(self.items.len()));
+        for (i, item) in std::mem::take(items).into_iter().enumerate() {
+            match self.items.contains(&i) {
+                true => taken.push((i, item)),
+                false => kept.push(item),
+            }
+        }
+        *items = kept;
+        (body, taken)
+    }
+
+    /// The body [`Dropping::move_out_of`] was given, from its output and what it took.
+    fn put_back(&self, mut out: Value, key: &str, taken: Vec<(usize, Value)>) -> Value {
+        let Some(Value::Array(items)) = out.get_mut(key) else {
+            return out;
+        };
+        let mut kept = std::mem::take(items).into_iter();
+        let mut taken = taken.into_iter().peekable();
+        let mut all = Vec::with_capacity(kept.len() + taken.len());
+        while taken.peek().is_some() || kept.len() > 0 {
+            match taken.next_if(|(i, _)| *i == all.len()) {
+                Some((_, item)) => all.push(item),
+                None => match kept.next() {
+                    Some(item) => all.push(item),
+                    None => all.extend(taken.by_ref().map(|(_, item)| item)),
+                },
+            }
+        }
+        *items = all;
+        out
+    }
 }
 
 /// A trimmed body, what was dropped from it, and the tokens left.
@@ -543,9 +740,10 @@ impl<'a> Units<'a> {
     }
 
     /// The body without its first `cut` units (but `kept`).
-    fn without(&self, cut: usize, kept: Option<usize>) -> Output {
+    /// What dropping the first `cut` units, but `kept`, drops.
+    fn dropping(&self, cut: usize, kept: Option<usize>) -> Dropping {
         let mut dropped = Vec::new();
-        let mut drop_items = BTreeSet::new();
+        let mut items = BTreeSet::new();
         let mut left = self.tokens_before;
         for (u, unit) in self.groups.units[..cut].iter().enumerate() {
             if Some(u) == kept {
@@ -555,7 +753,7 @@ impl<'a> Units<'a> {
             for t in unit.turns.clone() {
                 paths.push(self.chain.turns[t].ptr.render());
                 if let Some(i) = self.chain.turns[t].ptr.item_index() {
-                    drop_items.insert(i as usize);
+                    items.insert(i as usize);
                 }
             }
             left -= self.tokens[u];
@@ -565,32 +763,20 @@ impl<'a> Units<'a> {
                 tokens: self.tokens[u],
             });
         }
-        let key = self.dialect.history_key();
-        let body = match (self.body, self.body.get(key)) {
-            // Clone what is kept only: the other fields and the kept items.
-            (Value::Object(fields), Some(Value::Array(items))) if !drop_items.is_empty() => {
-                let mut kept = Some(
-                    items
-                        .iter()
-                        .enumerate()
-                        .filter(|(i, _)| !drop_items.contains(i))
-                        .map(|(_, v)| v.clone())
-                        .collect(),
-                );
-                let fields = fields
-                    .iter()
-                    .map(|(k, v)| match kept.take_if(|_| k == key) {
-                        Some(kept) => (k.clone(), Value::Array(kept)),
-                        None => (k.clone(), v.clone()),
-                    });
-                Value::Object(fields.collect())
-            }
-            _ => self.body.clone(),
-        };
-        Output {
-            body,
+        Dropping {
             dropped,
+            items,
             tokens: left,
+        }
+    }
+
+    /// The body without the first `cut` units, but `kept`.
+    fn without(&self, cut: usize, kept: Option<usize>) -> Output {
+        let drop = self.dropping(cut, kept);
+        Output {
+            body: drop.copy_of(self.body, self.dialect.history_key()),
+            dropped: drop.dropped,
+            tokens: drop.tokens,
         }
     }
 

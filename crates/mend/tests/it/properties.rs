@@ -390,9 +390,15 @@ proptest! {
         let body = render(d, &ex);
         let full = trim(&body, &TrimOptions { check: opts(d).check, budget: usize::MAX, ..Default::default() }).unwrap();
         let budget = (full.tokens_before as f64 * frac) as usize;
-        let t = trim(&body, &TrimOptions { check: opts(d).check, budget, keep_last: 1, protect: 0 }).unwrap();
+        let topts = TrimOptions { check: opts(d).check, budget, keep_last: 1, protect: 0 };
+        let t = trim(&body, &topts).unwrap();
         prop_assert!(t.violations.is_empty(), "{:?}\n{}", t.violations, t.body);
         prop_assert!(t.over_budget || t.tokens_after <= budget);
+        // Taking the body, the kept items are moved: the same outcome.
+        let owned = mend::trim::trim_owned(body.clone(), &topts).unwrap();
+        prop_assert_eq!(&owned.body, &t.body);
+        prop_assert_eq!(&owned.dropped, &t.dropped);
+        prop_assert_eq!((owned.tokens_before, owned.tokens_after), (t.tokens_before, t.tokens_after));
     }
 }
 
