@@ -181,9 +181,9 @@ def conversation(r: random.Random, kind: str) -> list[dict]:
     return g.msgs
 
 
-def mend_tokens(enc, msg: dict) -> int:
-    """Exactly mend::trim::Counter::count_item: every string (keys excluded) joined by a
-    newline, numbers as " n", plus 3 tokens of framing."""
+def gather(item) -> str:
+    """The text mend::trim::Counter::count_item counts of an item: every string (keys
+    excluded) joined by a newline, numbers as " n"."""
     out: list[str] = []
 
     def walk(v) -> None:
@@ -202,8 +202,14 @@ def mend_tokens(enc, msg: dict) -> int:
         elif isinstance(v, (int, float)):
             out.append(" " + json.dumps(v))
 
-    walk(msg)
-    return 3 + len(enc.encode_ordinary("".join(out)))
+    walk(item)
+    return "".join(out)
+
+
+def mend_tokens(enc, msg: dict) -> int:
+    """Exactly mend::trim::Counter::count_item: the gathered text plus 3 tokens of
+    framing."""
+    return 3 + len(enc.encode_ordinary(gather(msg)))
 
 
 KINDS = [("plain", 0.15), ("tool_loop", 0.2), ("parallel", 0.25), ("long_loop", 0.28),

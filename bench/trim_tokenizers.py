@@ -15,32 +15,13 @@ bench/.venv/bin/python after sourcing bench/tiktoken-cache.sh (offline BPE files
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 import tiktoken
 
-
-def gather(item) -> str:
-    out: list[str] = []
-
-    def walk(v) -> None:
-        if isinstance(v, str):
-            if out:
-                out.append("\n")
-            out.append(v)
-        elif isinstance(v, list):
-            for x in v:
-                walk(x)
-        elif isinstance(v, dict):
-            for x in v.values():
-                walk(x)
-        elif isinstance(v, bool) or v is None:
-            pass
-        elif isinstance(v, (int, float)):
-            out.append(" " + json.dumps(v))
-
-    walk(item)
-    return "".join(out)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from trim_corpus import gather  # noqa: E402
 
 
 def main() -> int:
