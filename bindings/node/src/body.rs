@@ -5,6 +5,9 @@
 //! Objects cross as JSON text (`JSON.stringify` going in, `JSON.parse` coming out): V8's
 //! own JSON code walks an object far faster than one N-API call per property would, and
 //! the text keeps the object's key order for the engine, which keeps it too.
+//!
+//! `check` and `repair` hold a body as its text ([`Text`]) and read it on the library's
+//! tape, as the CLI does; the other calls parse it into a `serde_json::Value` ([`Body`]).
 
 use napi::bindgen_prelude::*;
 use napi::JSON;
@@ -58,16 +61,7 @@ impl<'env> Body<'env> {
                 let value = mend::parse_body(text.as_bytes()).map_err(|e| bad(e.into()))?;
                 (value, Form::Object, object.to_unknown())
             }
-            Either4::D(other) => {
-                return Err(bad(BadInput::new(
-                    "not-a-body",
-                    argument,
-                    format!(
-                        "{} was given, but a body is an object, its JSON text or its bytes (Buffer, Uint8Array)",
-                        kind_of(&other)?
-                    ),
-                )));
-            }
+            Either4::D(other) => return Err(not_a_body(env, &other, argument)),
         };
         Ok(Body {
             value,
@@ -88,6 +82,84 @@ impl<'env> Body<'env> {
         }
         give(env, value, self.form)
     }
+}
+
+/// A body argument held as its JSON text, for the calls that read a body on the tape
+/// (`check`, `repair`): a string as its text, bytes as they are (not copied), an object
+/// as its `JSON.stringify` text. No tree is built here.
+pub(crate) enum Text<'env> {
+    String(String),
+    /// The bytes, and the very `Buffer` or `Uint8Array` given.
+    Bytes(Uint8Array, Unknown<'env>),
+    /// The object's JSON text, and the object.
+    Object(String, Object<'env>),
+}
+
+impl<'env> Text<'env> {
+    /// Read a body argument (`argument` names it in errors).
+    pub(crate) fn read(env: &'env Env, arg: BodyArg<'env>, argument: &str) -> Result<Text<'env>> {
+        Ok(match arg {
+            Either4::A(text) => Text::String(text),
+            Either4::B(mut bytes) => {
+                // The argument itself (N-API holds a reference to it), for `give_back`.
+                let original = (&mut bytes).into_unknown(env)?;
+                Text::Bytes(bytes, original)
+            }
+            Either4::C(object) => Text::Object(stringify(env, &object, argument)?, object),
+            Either4::D(other) => return Err(not_a_body(env, &other, argument)),
+        })
+    }
+
+    /// The body's JSON text.
+    pub(crate) fn bytes(&self) -> &[u8] {
+        match self {
+            Text::String(text) | Text::Object(text, _) => text.as_bytes(),
+            Text::Bytes(bytes, _) => bytes,
+        }
+    }
+
+    /// `out` (JSON text) in the form this body came in: a string, a `Buffer`, or an object
+    /// (`JSON.parse` of it); with no `out`, the body given (the very value, for bytes and
+    /// objects; a string equal to it).
+    pub(crate) fn give_back(self, env: &'env Env, out: Option<Vec<u8>>) -> Result<Unknown<'env>> {
+        let Some(out) = out else {
+            return match self {
+                Text::String(text) => text.into_unknown(env),
+                Text::Bytes(_, original) => Ok(original),
+                Text::Object(_, object) => Ok(object.to_unknown()),
+            };
+        };
+        match self {
+            Text::Bytes(..) => Buffer::from(out).into_unknown(env),
+            Text::String(_) => utf8(out)?.into_unknown(env),
+            Text::Object(..) => parse(env, utf8(out)?),
+        }
+    }
+}
+
+fn utf8(out: Vec<u8>) -> Result<String> {
+    String::from_utf8(out).map_err(|e| {
+        Error::new(
+            Status::GenericFailure,
+            format!("cannot write the body: not UTF-8 ({e})"),
+        )
+    })
+}
+
+/// Why a value that is none of the forms a body takes is refused.
+fn not_a_body(env: &Env, other: &Unknown, argument: &str) -> Error {
+    let kind = match kind_of(other) {
+        Ok(kind) => kind,
+        Err(e) => return e,
+    };
+    BadInput::new(
+        "not-a-body",
+        argument,
+        format!(
+            "{kind} was given, but a body is an object, its JSON text or its bytes (Buffer, Uint8Array)"
+        ),
+    )
+    .into_js(env)
 }
 
 /// The bytes of an argument that is read as it is (a response: JSON, an SSE stream, or
@@ -133,12 +205,15 @@ pub(crate) fn give<'env>(env: &'env Env, value: &Value, form: Form) -> Result<Un
     match form {
         Form::Text => text.into_unknown(env),
         Form::Bytes => Buffer::from(text.into_bytes()).into_unknown(env),
-        Form::Object => {
-            let json: JSON = env.get_global()?.get_named_property_unchecked("JSON")?;
-            let parse: Function<String, Unknown> = json.get_named_property("parse")?;
-            parse.call(text)
-        }
+        Form::Object => parse(env, text),
     }
+}
+
+/// `JSON.parse(text)`.
+fn parse(env: &Env, text: String) -> Result<Unknown<'_>> {
+    let json: JSON = env.get_global()?.get_named_property_unchecked("JSON")?;
+    let parse: Function<String, Unknown> = json.get_named_property("parse")?;
+    parse.call(text)
 }
 
 /// An object as JSON text, with why when it has none (a cycle, a bigint).

@@ -23,9 +23,18 @@ use mend::Dialect;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
-use body::{Body, BodyArg};
+/// mimalloc for what the addon allocates (what V8 allocates is V8's): a damaged body's
+/// tree of small maps and strings, a repair's items, the tape and the reports all come
+/// and go per call, and glibc's malloc made `repair` of a string 1.4 times as slow
+/// (`bench/node_binding.mjs`, docs/PERFORMANCE.md). Memory Rust allocates is only ever
+/// freed by Rust.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+use body::{Body, BodyArg, Text};
 use error::{from_mend, BadInput};
-use options::{count, parse_dialect, readable};
+use mend::repair::RepairedBytes;
+use options::{count, parse_dialect, readable, Given};
 pub use options::{
     CheckOptions, ConvertOptions, NextOptions, RepairOptions, ToolResult, TrimOptions,
 };
@@ -40,21 +49,40 @@ pub use out::{
 pub fn check(env: &Env, body: BodyArg, options: Option<CheckOptions>) -> Result<Report> {
     let options = options.unwrap_or_default();
     let given = options.given().map_err(|b| b.into_js(env))?;
-    let body = Body::read(env, body, "body")?;
-    let report = (|| {
-        given.confirm(&body.value, "body")?;
-        let analysis =
-            mend::analyze(&body.value, &given.check).map_err(|e| from_mend(e, "body"))?;
-        readable(analysis.dialect, &analysis.violations, "body")?;
-        Ok::<_, BadInput>(analysis.into_report())
-    })()
-    .map_err(|b| b.into_js(env))?;
+    let body = Text::read(env, body, "body")?;
+    let report = checked(body.bytes(), &given, "body").map_err(|b| b.into_js(env))?;
     Ok(Report {
         valid: report.valid(),
         dialect: report.dialect.name().to_string(),
         provider: report.provider.to_string(),
         violations: out::violations(&report.violations),
     })
+}
+
+/// The check of a body's JSON text, read on the tape as the CLI reads it (no tree); a
+/// text the tape reader declines (no JSON, or one of the rare shapes it leaves to
+/// serde_json) is parsed and checked as a `Value`, which gives the same report and a
+/// parse error's place and reason.
+fn checked(
+    text: &[u8],
+    given: &Given,
+    argument: &str,
+) -> std::result::Result<mend::Report, BadInput> {
+    let report = match mend::json::parse(text) {
+        Some(doc) => {
+            given.confirm_doc(&doc, argument)?;
+            mend::check_doc(&doc, &given.check)
+        }
+        None => {
+            let value =
+                mend::parse_body(text).map_err(|e| from_mend(mend::Error::Parse(e), argument))?;
+            given.confirm(&value, argument)?;
+            mend::check_value(&value, &given.check)
+        }
+    }
+    .map_err(|e| from_mend(e, argument))?;
+    readable(report.dialect, &report.violations, argument)?;
+    Ok(report)
 }
 
 /// Repair a request body: the fewest edits that make it valid, each said; what cannot be
@@ -75,18 +103,37 @@ pub fn repair<'env>(
         .given()
         .and_then(|g| options.library(&g).map(|l| (g, l)))
         .map_err(|b| b.into_js(env))?;
-    let mut body = Body::read(env, body, "body")?;
-    let fixed = (|| {
-        given.confirm(&body.value, "body")?;
-        // The value read is repair's to keep: a valid body is not copied.
-        let value = std::mem::take(&mut body.value);
-        let fixed = mend::repair::repair_owned(value, &lib).map_err(|e| from_mend(e, "body"))?;
-        readable(fixed.dialect, &fixed.unrepairable, "body")?;
-        Ok::<_, BadInput>(fixed)
+    let body = Text::read(env, body, "body")?;
+    let outcome = (|| {
+        given.confirm_text(body.bytes(), "body")?;
+        // A valid body costs one check on the tape; a repaired one is the text given with
+        // only the changed items written anew.
+        let outcome =
+            mend::repair::repair_bytes(body.bytes(), &lib).map_err(|e| from_mend(e, "body"))?;
+        match &outcome {
+            RepairedBytes::AsIs(report) => readable(report.dialect, &report.violations, "body")?,
+            RepairedBytes::Ran(fixed, _) => readable(fixed.dialect, &fixed.unrepairable, "body")?,
+        }
+        Ok::<_, BadInput>(outcome)
     })()
     .map_err(|b| b.into_js(env))?;
+    let (fixed, written) = match outcome {
+        RepairedBytes::AsIs(report) => {
+            return Ok(Repair {
+                body: body.give_back(env, None)?,
+                valid: true,
+                changed: false,
+                dialect: report.dialect.name().to_string(),
+                provider: report.provider.to_string(),
+                edits: Vec::new(),
+                unrepairable: Vec::new(),
+                warnings: out::violations(&report.violations),
+            });
+        }
+        RepairedBytes::Ran(fixed, written) => (fixed, written),
+    };
     Ok(Repair {
-        body: body.give_back(env, &fixed.body, !fixed.changed())?,
+        body: body.give_back(env, written)?,
         valid: fixed.valid(),
         changed: fixed.changed(),
         dialect: fixed.dialect.name().to_string(),

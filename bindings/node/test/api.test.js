@@ -82,6 +82,48 @@ test('an orphan tool result: found with its rule, pointer and the provider text;
   assert.deepEqual(JSON.parse(asBytes.body.toString('utf8')), expected)
 })
 
+test('a repaired text or Buffer is the text given with only the changed items written anew', () => {
+  const text = example('openai_chat-orphan-tool.json')
+  const kept = '{\n      "role": "assistant",\n      "content": "It is 21 °C and sunny: a good afternoon for the Belém riverside."\n    }'
+  assert.ok(text.includes(kept))
+  const expected = JSON.parse(text)
+  expected.messages.splice(3, 1)
+  const asText = mend.repair(text)
+  assert.ok(asText.changed && asText.valid)
+  assert.equal(typeof asText.body, 'string')
+  assert.ok(asText.body.includes(kept), asText.body)
+  assert.ok(!asText.body.includes('call_7Gq2x'))
+  assert.deepEqual(JSON.parse(asText.body), expected)
+  const asBytes = mend.repair(Buffer.from(text))
+  assert.ok(Buffer.isBuffer(asBytes.body))
+  assert.equal(asBytes.body.toString('utf8'), asText.body)
+  // A Uint8Array comes back as a Buffer when changed, as the very array when not.
+  const array = new Uint8Array(Buffer.from(text))
+  assert.ok(Buffer.isBuffer(mend.repair(array).body))
+  const valid = new Uint8Array(Buffer.from(asText.body))
+  assert.equal(mend.repair(valid).body, valid)
+  const buffer = Buffer.from(asText.body)
+  const again = mend.repair(buffer)
+  assert.equal(again.changed, false)
+  assert.equal(again.body, buffer)
+  // The outcome is the one the object gives.
+  const asObject = mend.repair(JSON.parse(text))
+  assert.deepEqual(asObject.body, expected)
+  assert.deepEqual({ ...asText, body: null }, { ...asObject, body: null })
+})
+
+test('text the fast reader leaves to serde_json (a duplicate key) is checked and repaired the same', () => {
+  const text = example('openai_chat-orphan-tool.json').replace('"model": "gpt-4o",', '"model": "gpt-4o", "model": "gpt-4o",')
+  const object = JSON.parse(text)
+  assert.deepEqual(mend.check(text), mend.check(object))
+  assert.deepEqual(mend.check(Buffer.from(text), { dialect: 'openai_chat' }), mend.check(object))
+  const fixed = mend.repair(text)
+  assert.ok(fixed.changed && fixed.valid)
+  assert.deepEqual(JSON.parse(fixed.body), mend.repair(object).body)
+  assert.throws(() => mend.repair(text, { dialect: 'gemini' }), /reads as openai_chat, not as gemini/)
+  assert.equal(mend.repair(text, { dialect: 'anthropic', force: true }).dialect, 'anthropic')
+})
+
 test('every shipped example repairs to a body that checks valid, or lists what it could not repair', () => {
   for (const name of fs.readdirSync(path.join(repo, 'examples')).filter((n) => n.endsWith('.json'))) {
     const body = JSON.parse(example(name))
@@ -237,6 +279,13 @@ const BAD = [
   [() => mend.check('{"messages": [}'), 'not-json', 'body', { line: 1, column: 15 }, /not JSON/],
   [() => mend.check(Buffer.from([0x7b, 0xff])), 'not-json', 'body', { line: 1, column: 2 }, /invalid UTF-8/],
   [() => mend.check(''), 'not-json', 'body', {}, /empty input/],
+  [() => mend.check('{\n  "messages": [\n    {"role": "user",, "content": "hi"}\n  ]\n}'), 'not-json', 'body', { line: 3, column: 21 }, /not JSON: key must be a string/],
+  [() => mend.check(Buffer.from('{"messages": [\n  {"role": "user"')), 'not-json', 'body', { line: 2, column: 17 }, /truncated JSON/],
+  [() => mend.repair('{"messages": [\n  {"role": "user"'), 'not-json', 'body', { line: 2, column: 17 }, /truncated JSON/],
+  [() => mend.repair(Buffer.from('{"messages": [}')), 'not-json', 'body', { line: 1, column: 15 }, /not JSON/],
+  [() => mend.ensureValid('{"messages": [}'), 'not-json', 'body', { line: 1, column: 15 }, /not JSON/],
+  [() => mend.repair(example('openai_chat-orphan-tool.json'), { dialect: 'gemini' }), 'contradicted', 'body', {}, /reads as openai_chat, not as gemini/],
+  [() => mend.repair(Buffer.from('{}'), { dialect: 'openai_chat' }), 'unreadable', 'body', {}, /no `messages` array/],
   [() => mend.check(42), 'not-a-body', 'body', {}, /a number was given/],
   [() => mend.check(undefined), 'not-a-body', 'body', {}, /undefined was given/],
   [() => mend.check(circular), 'not-a-body', 'body', {}, /circular/],
