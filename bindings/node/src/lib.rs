@@ -23,14 +23,6 @@ use mend::Dialect;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
-/// mimalloc for what the addon allocates (what V8 allocates is V8's): a damaged body's
-/// tree of small maps and strings, a repair's items, the tape and the reports all come
-/// and go per call, and glibc's malloc made `repair` of a string 1.4 times as slow
-/// (`bench/node_binding.mjs`, docs/PERFORMANCE.md). Memory Rust allocates is only ever
-/// freed by Rust.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 use body::{Body, BodyArg, Text};
 use error::{from_mend, BadInput};
 use mend::repair::RepairedBytes;
@@ -42,6 +34,14 @@ pub use out::{
     Conversion, ConvertEdit, Dropped, Edit, NextRequest, Note, ProviderText, Repair, Report,
     RuleInfo, RuleRepair, ToolCall, Trim, Violation,
 };
+
+/// mimalloc for what the addon allocates (what V8 allocates is V8's): a damaged body's
+/// tree of small maps and strings, a repair's items, the tape and the reports all come
+/// and go per call, and glibc's malloc made `repair` of a string 1.4 times as slow
+/// (`bench/node_binding.mjs`, docs/PERFORMANCE.md). Memory Rust allocates is only ever
+/// freed by Rust.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// Check a request body: what the provider would refuse, each finding with its rule, a
 /// JSON pointer into the body and the provider's own error text.
