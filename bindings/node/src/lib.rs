@@ -178,16 +178,18 @@ pub fn trim<'env>(
         Ok::<_, BadInput>((given, lib))
     })()
     .map_err(|b| b.into_js(env))?;
-    let body = Body::read(env, body, "body")?;
+    let mut body = Body::read(env, body, "body")?;
     let trimmed = (|| {
         given.confirm(&body.value, "body")?;
-        let t = mend::trim(&body.value, &lib).map_err(|e| from_mend(e, "body"))?;
+        // The value read is trim's to keep: its kept items are moved, not copied.
+        let value = std::mem::take(&mut body.value);
+        let t = mend::trim::trim_owned(value, &lib).map_err(|e| from_mend(e, "body"))?;
         readable(t.dialect, &t.violations, "body")?;
         Ok::<_, BadInput>(t)
     })()
     .map_err(|b| b.into_js(env))?;
-    let unchanged =
-        trimmed.dropped.is_empty() && trimmed.repairs.is_empty() && trimmed.body == body.value;
+    // A trim that dropped and repaired nothing hands its body back as it was given.
+    let unchanged = trimmed.dropped.is_empty() && trimmed.repairs.is_empty();
     Ok(Trim {
         body: body.give_back(env, &trimmed.body, unchanged)?,
         valid: trimmed.violations.is_empty(),
