@@ -559,7 +559,7 @@ impl Dropping {
     /// `body` without the dropped items, made of it: the kept items moved, not copied.
     /// Also the dropped items, with their index, for [`Dropping::put_back`].
     fn move_out_of(&self, mut body: Value, key: &str) -> (Value, Vec<(usize, Value)>) {
-        let Some(Value::Array(items)) = body.get_mut(key) else {
+        let Some(Value::Array(items)) = body.get_mut(key).filter(|_| !self.items.is_empty()) else {
             return (body, Vec::new());
         };
         let mut taken = Vec::with_capacity(self.items.len());
