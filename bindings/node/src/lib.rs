@@ -68,17 +68,9 @@ fn checked(
     given: &Given,
     argument: &str,
 ) -> std::result::Result<mend::Report, BadInput> {
-    let report = match mend::json::parse(text) {
-        Some(doc) => {
-            given.confirm_doc(&doc, argument)?;
-            mend::check_doc(&doc, &given.check)
-        }
-        None => {
-            let value =
-                mend::parse_body(text).map_err(|e| from_mend(mend::Error::Parse(e), argument))?;
-            given.confirm(&value, argument)?;
-            mend::check_value(&value, &given.check)
-        }
+    let report = match given.force {
+        false => mend::check_confirmed(text, &given.check),
+        true => mend::check(text, &given.check),
     }
     .map_err(|e| from_mend(e, argument))?;
     readable(report.dialect, &report.violations, argument)?;

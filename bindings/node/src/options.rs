@@ -188,34 +188,15 @@ impl Given {
         }
     }
 
-    /// [`Given::confirm`] for a body read onto the tape.
-    pub(crate) fn confirm_doc(
-        &self,
-        doc: &mend::json::Doc,
-        argument: &str,
-    ) -> Result<(), BadInput> {
-        match (self.check.dialect, self.force) {
-            (Some(d), false) => {
-                mend::confirm_dialect_doc(doc, d).map_err(|e| from_mend(e, argument))
-            }
-            _ => Ok(()),
-        }
-    }
-
     /// [`Given::confirm`] for a body's JSON text: read on the tape, or parsed when the
     /// tape reader declines it (then a text that is no JSON is bad input of `argument`,
     /// with where and why).
     pub(crate) fn confirm_text(&self, text: &[u8], argument: &str) -> Result<(), BadInput> {
-        if self.check.dialect.is_none() || self.force {
-            return Ok(());
-        }
-        match mend::json::parse(text) {
-            Some(doc) => self.confirm_doc(&doc, argument),
-            None => {
-                let value = mend::parse_body(text)
-                    .map_err(|e| from_mend(mend::Error::Parse(e), argument))?;
-                self.confirm(&value, argument)
+        match (self.check.dialect, self.force) {
+            (Some(d), false) => {
+                mend::confirm_dialect_bytes(text, d).map_err(|e| from_mend(e, argument))
             }
+            _ => Ok(()),
         }
     }
 }

@@ -232,12 +232,9 @@ fn confirmed(body: &Value, opts: &CheckOptions) -> Result<(), Failure> {
 
 /// [`confirmed`] for bytes: read on the tape, or parsed when the tape reader declines them.
 fn confirmed_raw(bytes: &[u8], opts: &CheckOptions) -> Result<(), Failure> {
-    let Some(d) = opts.dialect else {
-        return Ok(());
-    };
-    match mend::json::parse(bytes) {
-        Some(doc) => mend::confirm_dialect_doc(&doc, d).map_err(Failure::from),
-        None => confirmed(&mend::parse_body(bytes).map_err(Failure::Parse)?, opts),
+    match opts.dialect {
+        Some(d) => mend::confirm_dialect_bytes(bytes, d).map_err(Failure::from),
+        None => Ok(()),
     }
 }
 
@@ -282,19 +279,7 @@ fn check(
     let report = py
         .detach(|| match source {
             // Bytes and text are read on the tape, as the CLI reads them: no tree.
-            Source::Raw(bytes) => match mend::json::parse(&bytes) {
-                Some(doc) => {
-                    if let Some(d) = opts.dialect {
-                        mend::confirm_dialect_doc(&doc, d)?;
-                    }
-                    Ok(mend::check_doc(&doc, &opts)?)
-                }
-                None => {
-                    let v = mend::parse_body(&bytes).map_err(Failure::Parse)?;
-                    confirmed(&v, &opts)?;
-                    Ok(mend::check_value(&v, &opts)?)
-                }
-            },
+            Source::Raw(bytes) => Ok(mend::check_confirmed(&bytes, &opts)?),
             Source::Value(v) => {
                 confirmed(&v, &opts)?;
                 Ok(mend::check_value(&v, &opts)?)

@@ -12,14 +12,14 @@
 //!
 //! | call | does | options | result |
 //! |---|---|---|---|
-//! | [`check`], [`check_value`], [`check_doc`] | finds what the provider would reject | [`CheckOptions`] | [`Report`] of [`Violation`]s |
+//! | [`check`], [`check_value`], [`check_doc`], [`check_confirmed`] | finds what the provider would reject | [`CheckOptions`] | [`Report`] of [`Violation`]s |
 //! | [`repair()`] | the fewest edits that make the body valid | [`RepairOptions`] | [`Repaired`] with its [`Edit`]s |
 //! | [`trim()`] | fits a token budget without cutting a call group | [`TrimOptions`] | [`Trimmed`] |
 //! | [`convert()`] | the same conversation in another dialect, with what was lost | [`ConvertOptions`] | [`Converted`] |
 //! | [`next_request`] | the next request after a response (JSON or SSE) and tool results | [`NextOptions`] | [`next::Next`] |
 //! | [`read_response`], [`read_stream`], [`StreamCapture`] | a response or stream as canonical messages | | [`Message`]s |
 //! | [`Rule::spec`] | the rule catalog: texts, repair, doc, example | | [`RuleSpec`] |
-//! | [`detect_dialect`], [`confirm_dialect`] | the dialect a body reads as; a given one held against it | | [`Dialect`], [`Error::Contradicted`] |
+//! | [`detect_dialect`], [`confirm_dialect`], [`confirm_dialect_bytes`] | the dialect a body reads as; a given one held against it | | [`Dialect`], [`Error::Contradicted`] |
 //!
 //! The modules hold the rest of each part's types. The engine's internals (the dialect
 //! readers, the SSE splitter) are private; [`chain`], [`groups`] and [`canonical`] are
@@ -297,6 +297,15 @@ pub fn confirm_dialect_doc(doc: &json::Doc, given: Dialect) -> Result<(), Error>
     confirm_dialect_in(doc.root(), given)
 }
 
+/// [`confirm_dialect`] of a body's bytes: read on the tape, or by serde_json when the tape
+/// declines them (bytes that are not JSON are [`Error::Parse`], with where and why).
+pub fn confirm_dialect_bytes(bytes: &[u8], given: Dialect) -> Result<(), Error> {
+    match json::parse(bytes) {
+        Some(doc) => confirm_dialect_doc(&doc, given),
+        None => confirm_dialect(&parse_body(bytes)?, given),
+    }
+}
+
 fn confirm_dialect_in<'a, J: Json<'a>>(body: J, given: Dialect) -> Result<(), Error> {
     match dialect::detect_in(body) {
         Ok(detected) if detected != given => Err(Error::Contradicted { given, detected }),
@@ -392,6 +401,24 @@ pub fn check(bytes: &[u8], opts: &CheckOptions) -> Result<Report, Error> {
         return check_doc(&doc, opts);
     }
     let body = parse_body(bytes)?;
+    check_value(&body, opts)
+}
+
+/// [`check`], holding a dialect given in `opts` against the body first, as
+/// [`confirm_dialect`] does: a body that reads unambiguously as another dialect is
+/// [`Error::Contradicted`]. The bytes are read once (on the tape, or by serde_json when
+/// the tape declines them).
+pub fn check_confirmed(bytes: &[u8], opts: &CheckOptions) -> Result<Report, Error> {
+    if let Some(doc) = json::parse(bytes) {
+        if let Some(d) = opts.dialect {
+            confirm_dialect_doc(&doc, d)?;
+        }
+        return check_doc(&doc, opts);
+    }
+    let body = parse_body(bytes)?;
+    if let Some(d) = opts.dialect {
+        confirm_dialect(&body, d)?;
+    }
     check_value(&body, opts)
 }
 

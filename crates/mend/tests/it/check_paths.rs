@@ -311,3 +311,46 @@ proptest! {
         same_verdict(escaped(&text).as_bytes(), &opts, &text);
     }
 }
+
+/// A dialect given for bytes is held against them on both reads: the tape, and
+/// serde_json for bytes the tape declines (a duplicated key); bytes that are no JSON say
+/// where.
+#[test]
+fn a_given_dialect_is_held_against_bytes_on_both_reads() {
+    let chat = br#"{"model": "gpt-4o", "messages": [{"role": "system", "content": "be brief"}, {"role": "user", "content": "hi"}]}"#;
+    let declined = br#"{"model": "gpt-4o", "model": "gpt-4o", "messages": [{"role": "system", "content": "be brief"}, {"role": "user", "content": "hi"}]}"#;
+    assert!(parse(chat).is_some() && parse(declined).is_none());
+    let given = |d| CheckOptions {
+        dialect: Some(d),
+        ..Default::default()
+    };
+    for bytes in [&chat[..], &declined[..]] {
+        let contradicted = mend::check_confirmed(bytes, &given(Dialect::Anthropic));
+        assert!(
+            matches!(
+                contradicted,
+                Err(mend::Error::Contradicted {
+                    given: Dialect::Anthropic,
+                    detected: Dialect::OpenAiChat
+                })
+            ),
+            "{contradicted:?}"
+        );
+        assert!(mend::confirm_dialect_bytes(bytes, Dialect::Anthropic).is_err());
+        assert!(mend::confirm_dialect_bytes(bytes, Dialect::OpenAiChat).is_ok());
+        let confirmed = mend::check_confirmed(bytes, &given(Dialect::OpenAiChat)).expect("chat");
+        let plain = mend::check(bytes, &given(Dialect::OpenAiChat)).expect("chat");
+        assert_eq!(confirmed.violations, plain.violations);
+        assert_eq!(confirmed.dialect, Dialect::OpenAiChat);
+    }
+    let broken = br#"{"model": "gpt-4o", "messages": [}"#;
+    for e in [
+        mend::check_confirmed(broken, &given(Dialect::OpenAiChat)).err(),
+        mend::confirm_dialect_bytes(broken, Dialect::OpenAiChat).err(),
+    ] {
+        assert!(
+            matches!(e, Some(mend::Error::Parse(ref p)) if p.line == 1 && p.column > 30),
+            "{e:?}"
+        );
+    }
+}
