@@ -454,8 +454,8 @@ fn step(body: &Value, opts: &TrimOptions, cache: &mut Counts) -> Result<Step, Er
         )));
     }
     let cut = units.choose_cut(opts.budget, opts.keep_last);
-    let drop = units.dropping(cut.units, cut.kept_request);
-    let out = outcome(drop.tokens, drop.dropped.clone(), Vec::new());
+    let mut drop = units.dropping(cut.units, cut.kept_request);
+    let out = outcome(drop.tokens, std::mem::take(&mut drop.dropped), Vec::new());
     Ok(Step::Cut(drop, out))
 }
 
@@ -524,6 +524,7 @@ struct Cut {
 
 /// What a cut drops: the units, the history items, and the tokens left.
 struct Dropping {
+    /// The units dropped (moved into the outcome once it is made).
     dropped: Vec<DroppedUnit>,
     /// Indices of the history items dropped.
     items: BTreeSet<usize>,
