@@ -4,9 +4,11 @@
 # and a Rust load generator (keep-alive HTTP/1.1, closed loop), both
 # `crates/mend-gateway/examples/gateway_overhead.rs`. For a 200 KB body of every
 # dialect (the corpus's valid tool-loop histories, `examples/gen_corpus.rs`), direct to
-# the mock, through mend in `off` (the floor: the proxy path without the check), in
-# `observe` (the default mode) and in `repair` are run in turn, ROUNDS times
-# (ABCDABCD...), at 1 and at 16 connections:
+# the mock, through a bare forwarding proxy (`bare`, `examples/bare_proxy.rs`: read the
+# body whole, forward it, stream the answer back, nothing else, on mend's stack and
+# runtime settings: the floor of any proxy on this machine), through mend in `off` (the
+# proxy path without the check), in `observe` (the default mode) and in `repair` are run
+# in turn, ROUNDS times (ABCDEABCDE...), at 1 and at 16 connections:
 #   added p50  = median over the rounds of (p50 through mend - p50 direct of that round)
 #   rps ratio  = median over the rounds of (rps through mend / rps direct of that round)
 # Budgets: added p50 < 0.3 ms on one connection and < 1 ms at 16 connections; rps
@@ -23,11 +25,17 @@
 #   QUICK=1 bench/gateway-overhead.sh                   # one dialect, one round, ~30 s
 #   SECONDS_PER_RUN=3 ROUNDS=5 LAYOUTS=split bench/gateway-overhead.sh
 #   MEND_BIN=/tmp/mend-before RESULTS_NAME=gateway-overhead-before bench/gateway-overhead.sh
+#   MEND_BASE_BIN=/tmp/mend-before MODES="off observe" QUICK=1 bench/gateway-overhead.sh
+#
+# MEND_BASE_BIN: a second build of mend (a baseline) run beside this one, in the same
+# rounds, as the modes `base-off`, `base-observe`, `base-repair`: a paired A/B of two
+# binaries in one run. MODES picks mend's modes (default "off observe repair").
 #
 # Results: bench/results/gateway-overhead.md, raw lines in
 # bench/results/raw/gateway-overhead.jsonl; with MEND_TARGETS set, one JSON line per
-# target row is appended to that file. Everything listens on 127.0.0.1 and every
-# process started here is stopped on exit.
+# target row is appended to that file; each target row's detail gives the `bare`
+# proxy's figure of the same run beside mend's (the floor). Everything listens on
+# 127.0.0.1 and every process started here is stopped on exit.
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -49,17 +57,21 @@ MOCK_PORT="${MOCK_PORT:-19400}"
 OFF_PORT="${OFF_PORT:-19403}"
 OBSERVE_PORT="${OBSERVE_PORT:-19401}"
 REPAIR_PORT="${REPAIR_PORT:-19402}"
+BARE_PORT="${BARE_PORT:-19404}"
+BASE_PORT_OFFSET="${BASE_PORT_OFFSET:-10}"
+MODES="${MODES:-off observe repair}"
 . "$root/bench/lib.sh"
 bench_work_dir
 
 echo "== building (release)" >&2
 cargo build --release -q -p mend-cli
-cargo build --release -q -p mend-gateway --example gateway_overhead
+cargo build --release -q -p mend-gateway --example gateway_overhead --example bare_proxy
 cargo run --release -q -p mend --example gen_corpus -- "$work/corpus" >/dev/null
 target_dir="$(cargo_target_dir)"
 bin="$target_dir/release"
 # MEND_BIN: another build of mend to measure (a baseline), with this tree's mock and load.
 mend_bin="${MEND_BIN:-$bin/mend}"
+base_bin="${MEND_BASE_BIN:-}"
 cpus="$(nproc)"
 
 # Each dialect's endpoint and credentials header (the mock checks none; mend passes
@@ -105,33 +117,46 @@ run_layout() {
   local lpids=()
   "${pin_load[@]}" "$bin/examples/gateway_overhead" mock "127.0.0.1:$MOCK_PORT" >/dev/null &
   lpids+=($!)
-  for mode_port in "off:$OFF_PORT" "observe:$OBSERVE_PORT" "repair:$REPAIR_PORT"; do
-    local mode="${mode_port%%:*}" port="${mode_port##*:}"
-    # mend as users run it: default log level (one `exchange` line a request, to a file).
-    MEND_OPENAI_BASE_URL="http://127.0.0.1:$MOCK_PORT" \
-      MEND_ANTHROPIC_BASE_URL="http://127.0.0.1:$MOCK_PORT" \
-      MEND_GEMINI_BASE_URL="http://127.0.0.1:$MOCK_PORT" \
-      MEND_BEDROCK_BASE_URL="http://127.0.0.1:$MOCK_PORT" \
-      "${pin_mend[@]}" "$mend_bin" serve --listen "127.0.0.1:$port" --mode "$mode" \
-      2>"$work/mend-$layout-$mode.log" &
-    lpids+=($!)
-    eval "pid_$mode=$!"
+  # The floor: the bare proxy, pinned as mend is.
+  "${pin_mend[@]}" "$bin/examples/bare_proxy" "127.0.0.1:$BARE_PORT" "127.0.0.1:$MOCK_PORT" >/dev/null &
+  lpids+=($!)
+  local targets=(--target "direct=127.0.0.1:$MOCK_PORT" --target "bare=127.0.0.1:$BARE_PORT"
+    --cpu-pid "bare=$!") ports=("$MOCK_PORT" "$BARE_PORT")
+  local builds=("$mend_bin:") mode port name
+  [ -n "$base_bin" ] && builds+=("$base_bin:base-")
+  for build in "${builds[@]}"; do
+    for mode in $MODES; do
+      case "$mode" in
+        off) port="$OFF_PORT" ;;
+        observe) port="$OBSERVE_PORT" ;;
+        repair) port="$REPAIR_PORT" ;;
+        *) echo "MODES: unknown mode $mode" >&2; return 1 ;;
+      esac
+      name="${build##*:}$mode"
+      [ "$name" != "$mode" ] && port=$((port + BASE_PORT_OFFSET))
+      # mend as users run it: default log level (one `exchange` line a request, to a file).
+      MEND_OPENAI_BASE_URL="http://127.0.0.1:$MOCK_PORT" \
+        MEND_ANTHROPIC_BASE_URL="http://127.0.0.1:$MOCK_PORT" \
+        MEND_GEMINI_BASE_URL="http://127.0.0.1:$MOCK_PORT" \
+        MEND_BEDROCK_BASE_URL="http://127.0.0.1:$MOCK_PORT" \
+        "${pin_mend[@]}" "${build%:*}" serve --listen "127.0.0.1:$port" --mode "$mode" \
+        2>"$work/mend-$layout-$name.log" &
+      lpids+=($!)
+      targets+=(--target "$name=127.0.0.1:$port" --cpu-pid "$name=$!")
+      ports+=("$port")
+    done
   done
   pids+=("${lpids[@]}")
-  wait_port "$MOCK_PORT" 10
-  wait_port "$OFF_PORT" 10
-  wait_port "$OBSERVE_PORT" 10
-  wait_port "$REPAIR_PORT" 10
+  for port in "${ports[@]}"; do
+    wait_port "$port" 10
+  done
   for d in $DIALECTS; do
     for conns in 1 "$CONC"; do
       echo "== $layout: $d, $conns connection(s)" >&2
       "${pin_load[@]}" "$bin/examples/gateway_overhead" load \
         --body "$work/body-$d.json" --path "$(endpoint "$d")" \
         --header "$(credentials "$d")" --header "anthropic-version: 2023-06-01" \
-        --target "direct=127.0.0.1:$MOCK_PORT" --target "off=127.0.0.1:$OFF_PORT" \
-        --target "observe=127.0.0.1:$OBSERVE_PORT" --target "repair=127.0.0.1:$REPAIR_PORT" \
-        --cpu-pid "off=$pid_off" --cpu-pid "observe=$pid_observe" --cpu-pid "repair=$pid_repair" \
-        --connections "$conns" --seconds "$SECS" --warmup "$WARMUP" --rounds "$ROUNDS" |
+        "${targets[@]}" --connections "$conns" --seconds "$SECS" --warmup "$WARMUP" --rounds "$ROUNDS" |
         python3 -c 'import json,sys
 for l in sys.stdin:
     d = json.loads(l); d.update(layout=sys.argv[1], dialect=sys.argv[2]); print(json.dumps(d))' \
@@ -182,16 +207,21 @@ try:
 except OSError:
     load = "?"
 layouts = [l for l in dict.fromkeys(r["layout"] for r in runs)]
+order = ["bare", "off", "observe", "repair"]
+named = set(r["target"] for r in runs) - {"direct"}
+modes = [m for m in order if m in named] + [f"base-{m}" for m in order if f"base-{m}" in named]
 dialects = [d for d in dict.fromkeys(r["dialect"] for r in runs)]
 ms = lambda us: f"{us / 1000:.3f} ms"
 lines = ["# What mend serve adds, against an upstream that costs nothing", "",
          f"Machine: {platform.machine()}, {os.cpu_count()} CPUs shared by the mock, the load generator and mend, "
          f"{platform.system()} {platform.release()}, load average {load} (1 / 5 min) at the end; commit {commit}. "
          f"Mock and load: `examples/gateway_overhead.rs` (plain hyper, one thread each, keep-alive HTTP/1.1, closed loop). "
-         f"mend: release build, default log level. Each run {secs} s after warm-up; direct, observe and repair "
-         f"alternate, {rounds} round(s); figures are medians over the rounds of each round's difference or ratio. "
+         f"mend: release build, default log level. Each run {secs} s after warm-up; direct, the bare proxy and "
+         f"mend's modes alternate, {rounds} round(s); figures are medians over the rounds of each round's difference or ratio. "
          f"Layouts: `shared` nothing pinned; `split` mend on CPU 1, mock and load on CPU 0. "
-         f"Mode `off` is the floor: the same path without looking at the body. "
+         f"`bare` is the floor of any proxy here: `examples/bare_proxy.rs` reads the body whole, forwards it and streams "
+         f"the answer back, nothing else, on mend's stack and runtime settings. "
+         f"Mode `off` is mend's proxy path without looking at the body. "
          f"CPU/request: mend's user + system time over the run divided by its requests.", ""]
 targets = []
 for layout in layouts:
@@ -199,7 +229,7 @@ for layout in layouts:
         lines += [f"## {layout}, {c} connection(s), 200 KB bodies", "",
                   "| dialect | mode | direct p50 | mend p50 | added p50 | direct rps | mend rps | mend/direct rps | mend CPU/request | errors |",
                   "|---|---|---|---|---|---|---|---|---|---|"]
-        for mode in ["off", "observe", "repair"]:
+        for mode in modes:
             for d in dialects:
                 p = pair(layout, d, mode, c)
                 if not p:
@@ -224,6 +254,11 @@ for mode in ["observe", "repair"]:
         value = p[key] / 1000 if key == "added_p50" else p[key]
         detail = (f"direct p50 {ms(p['direct_p50'])}, mend p50 {ms(p['mend_p50'])}" if key == "added_p50"
                   else f"direct {p['direct_rps']:.0f} rps, mend {p['mend_rps']:.0f} rps")
+        # The floor: the bare proxy's figure for the same dialect, connections and rounds.
+        floor = pair(target_layout, d, "bare", c)
+        if floor:
+            detail += (f"; floor (bare proxy) {floor[key] / 1000:.3f} ms added" if key == "added_p50"
+                       else f"; floor (bare proxy) {floor[key]:.2f} of direct")
         targets.append({"target": 5,
                         "label": f"gateway {fmt}, {mode} mode, 200 KB (worst: {d}; layout {target_layout})",
                         "ratio": round(value, 3), "budget": budget, "met": bool(ok(p[key])),
