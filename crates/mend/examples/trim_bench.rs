@@ -16,8 +16,11 @@
 //! corpus, so the tokenizer is loaded before anything is timed. `trim` keeps no counts between calls, so each of
 //! those runs is what a first call on a new history costs in a process that has its
 //! tokenizer loaded ("cold"). It also times `trim_with_cache` with a warm cache (the
-//! gateway case: the same conversation trimmed again). The output of each trim is judged
-//! with `mend::check_value`. One JSON line per conversation on stdout.
+//! gateway case: the same conversation trimmed again), and, in a pass of its own after
+//! each cold round, counting alone (`micros_count`): every history item and request field
+//! through the counter trim picks, as a cold trim counts them, no check and no output,
+//! the floor of a cold trim. The output of each trim is judged with `mend::check_value`.
+//! One JSON line per conversation on stdout.
 //!
 //! First mode times the very first `trim` of a process (record `--index` of the corpus,
 //! tokenizer load included: nothing is loaded before it) and prints `{"micros": ...}`;
@@ -35,7 +38,7 @@
 use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::time::Instant;
 
-use mend::trim::{trim, trim_with_cache, TokenCache, TrimOptions};
+use mend::trim::{trim, trim_with_cache, Counter, TokenCache, TrimOptions};
 use mend::{CheckOptions, Dialect, Severity};
 use serde_json::{json, Value};
 
@@ -167,6 +170,23 @@ fn run_check(args: &Args) -> Res<()> {
     Ok(())
 }
 
+/// What a cold trim of an OpenAI chat body counts: its messages and the request fields
+/// (`tools`, `functions`, `response_format`), with the counter its model picks.
+fn counted_items(body: &Value) -> (Counter, Vec<&Value>) {
+    let counter = Counter::for_model(
+        body.get("model").and_then(Value::as_str),
+        Dialect::OpenAiChat,
+    );
+    let messages = body.get("messages").and_then(Value::as_array);
+    let fields = ["tools", "functions", "response_format"]
+        .iter()
+        .filter_map(|f| body.get(*f).filter(|v| !v.is_null()));
+    (
+        counter,
+        messages.into_iter().flatten().chain(fields).collect(),
+    )
+}
+
 fn run_trim(args: &Args) -> Res<()> {
     let corpus = read_jsonl(&args.input)?;
     let opts_for = |budget: usize| TrimOptions {
@@ -200,7 +220,15 @@ fn run_trim(args: &Args) -> Res<()> {
     let mut mismatched_counts = 0usize;
     // Cold timings go round the whole corpus once per repetition, so a conversation's
     // second run does not find the tokenizer's tables hot from its first.
+    // Counting alone goes round in a pass of its own after each of them, for the same
+    // reason.
     let mut cold: Vec<Vec<f64>> = vec![Vec::with_capacity(args.reps); corpus.len()];
+    let mut counting: Vec<Vec<f64>> = vec![Vec::with_capacity(args.reps); corpus.len()];
+    let items: Vec<(Counter, Vec<&Value>)> = corpus
+        .iter()
+        .map(|rec| rec.get("body").map(counted_items))
+        .collect::<Option<_>>()
+        .ok_or("a corpus record has no `body`")?;
     for _ in 0..args.reps {
         for (rec, times) in corpus.iter().zip(cold.iter_mut()) {
             let body = rec.get("body").ok_or("a corpus record has no `body`")?;
@@ -209,8 +237,15 @@ fn run_trim(args: &Args) -> Res<()> {
             std::hint::black_box(trim(std::hint::black_box(body), &opts)?);
             times.push(t0.elapsed().as_secs_f64() * 1e6);
         }
+        for ((counter, its), times) in items.iter().zip(counting.iter_mut()) {
+            let t0 = Instant::now();
+            std::hint::black_box(counter.count_items(std::hint::black_box(its).iter().copied()));
+            times.push(t0.elapsed().as_secs_f64() * 1e6);
+        }
     }
-    for (rec, mut times) in corpus.iter().zip(cold) {
+    for (((rec, mut times), mut count_times), (counter, its)) in
+        corpus.iter().zip(cold).zip(counting).zip(&items)
+    {
         let body = rec.get("body").ok_or("a corpus record has no `body`")?;
         let id = rec.get("id").cloned().unwrap_or(Value::Null);
         let opts = opts_for(budget_of(rec)?);
@@ -246,11 +281,21 @@ fn run_trim(args: &Args) -> Res<()> {
                 mismatched_counts += 1;
             }
         }
+        // Counting alone counts what the trim counted.
+        let counted = counter.count_items(its.iter().copied());
+        if counted != t.tokens_before {
+            return Err(format!(
+                "{id}: counting alone gives {counted} tokens, the trim {}",
+                t.tokens_before
+            )
+            .into());
+        }
         let line = json!({
             "id": id,
             "kind": rec.get("kind"),
             "micros": median(&mut times),
             "micros_cached": median(&mut cached),
+            "micros_count": median(&mut count_times),
             "budget": opts.budget,
             "tokens_before": t.tokens_before,
             "tokens_after": t.tokens_after,

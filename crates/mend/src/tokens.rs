@@ -7,7 +7,12 @@
 //!   anchored regex search per piece (which cost more than the encoding itself). The
 //!   character classes come from `regex-syntax`'s Unicode tables, the ones the regex
 //!   engines of tiktoken and `bpe-openai` use, and a test compares every piece with
-//!   `bpe-openai`'s regex splitter on recorded traffic and random Unicode text;
+//!   `bpe-openai`'s regex splitter on recorded traffic and random Unicode text. For
+//!   o200k, the text's ASCII classes are first taken 16 bytes at a time (SSE2 compares and
+//!   `movemask`, into a bit per byte and class, [`Block`]), and a piece of ASCII ends
+//!   where one `trailing_zeros` of those masks says its run ends, with no branch per
+//!   byte; the byte-table matcher it is tested against takes a run longer than the
+//!   64-byte window;
 //! - a piece that is itself a token counts 1 (tiktoken's own shortcut) through a table of
 //!   the vocabulary, and only the others are merged, by tiktoken's own merge over the
 //!   tokens' ranks (by `bpe-openai`'s exact BPE past 64 bytes), remembered for the
@@ -335,27 +340,20 @@ impl Vocab {
         merged.serve(self);
         let b = text.as_bytes();
         let mut n = 0;
-        let mut pieces = Pieces::new(self, text);
         if self == Vocab::O200k {
-            // The ASCII path inline, the matcher for the rest.
-            let mut p = 0;
-            while p < b.len() {
-                let e = match pieces.o200k_ascii(p) {
-                    Some(e) => e,
-                    None => {
-                        pieces.pos = p;
-                        pieces.next_range().map_or(b.len(), |r| r.1)
-                    }
-                };
-                n += if l.is_token(b, p, e) {
+            let mut blocks = std::mem::take(&mut merged.blocks);
+            classify(b, &mut blocks);
+            o200k_pieces(text, &blocks, |start, end| {
+                n += if l.is_token(b, start, end) {
                     1
                 } else {
-                    merged.count(l, b, p, e)
+                    merged.count(l, b, start, end)
                 };
-                p = e;
-            }
+            });
+            merged.blocks = blocks;
             return n;
         }
+        let mut pieces = Pieces::new(self, text);
         while let Some((start, end)) = pieces.next_range() {
             n += if l.is_token(b, start, end) {
                 1
@@ -367,18 +365,41 @@ impl Vocab {
     }
 }
 
+/// Calls `piece` with the range of each o200k piece of `text`, in order: the ASCII ones
+/// read off `blocks` (its [`classify`]), the others cut by the Unicode matcher.
+#[inline(always)]
+fn o200k_pieces(text: &str, blocks: &[Block], mut piece: impl FnMut(usize, usize)) {
+    let mut pieces = Pieces::new(Vocab::O200k, text);
+    let n = text.len();
+    let mut p = 0;
+    while p < n {
+        let e = match pieces.o200k_masked(blocks, p) {
+            Some(e) => e,
+            None => {
+                pieces.pos = p;
+                pieces.next_range().map_or(n, |r| r.1)
+            }
+        };
+        piece(p, e);
+        p = e;
+    }
+}
+
 /// The counts of pieces that are not one token, kept across the texts of one caller's
 /// run (a trim keeps one for its call, never longer): a word that BPE splits (a name, an
 /// id, a word of another language) tends to come back in the same history, and its merge
 /// costs ten probes of the large tables, each a likely cache miss, where this is one
 /// probe of a few KB. Direct-mapped over the pieces of 4 to 8 bytes (shorter ones merge
-/// at once); allocated at the first such piece.
+/// at once); allocated at the first such piece. It also lends the splitter the buffer of
+/// the class [`Block`]s of the text being counted, so that texts after the first reuse it.
 #[derive(Debug, Default)]
 pub(crate) struct Merged {
     /// The vocabulary the counts are of.
     vocab: Option<Vocab>,
     /// (short key, count); key 0 is an empty slot.
     slots: Vec<(u64, u32)>,
+    /// The class blocks of the text being counted (o200k).
+    blocks: Vec<Block>,
 }
 
 impl Merged {
@@ -420,6 +441,20 @@ impl Merged {
 /// The pieces of a text under a vocabulary's pre-tokenization pattern.
 #[cfg(test)]
 pub(crate) fn split(vocab: Vocab, text: &str) -> Vec<&str> {
+    if vocab == Vocab::O200k {
+        let mut blocks = Vec::new();
+        classify(text.as_bytes(), &mut blocks);
+        let mut out = Vec::new();
+        o200k_pieces(text, &blocks, |s, e| out.push(&text[s..e]));
+        return out;
+    }
+    split_scalar(vocab, text)
+}
+
+/// [`split`] without the class blocks: the byte-table matcher alone (the reference the
+/// block reader is held against).
+#[cfg(test)]
+fn split_scalar(vocab: Vocab, text: &str) -> Vec<&str> {
     let mut pieces = Pieces::new(vocab, text);
     std::iter::from_fn(|| pieces.next_range().map(|(s, e)| &text[s..e])).collect()
 }
@@ -569,6 +604,154 @@ fn decode(b: &[u8], i: usize) -> (u32, usize) {
             4,
         )
     }
+}
+
+/// The ASCII classes of 64 bytes of a text, a bit per byte (bit i is byte i of the block):
+/// what the o200k splitter reads a piece's runs from, one `trailing_zeros` a run instead of
+/// a branch per byte. Bytes past the text's end are in no class.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Block {
+    /// `a-z`
+    lower: u64,
+    /// `A-Z`
+    upper: u64,
+    /// `0-9`
+    digit: u64,
+    /// ASCII `\s`: `\t \n \x0b \x0c \r` and space
+    space: u64,
+    /// `\r \n`
+    newline: u64,
+    /// `\r \n /`: what may follow a punctuation run in its piece
+    tail: u64,
+    /// ASCII `[^\s\p{L}\p{N}]`
+    punct: u64,
+    /// A byte of a character past ASCII.
+    wide: u64,
+}
+
+/// 16 bytes' class masks, in [`Block`]'s order (the bytes past the text's end padded with
+/// zeros: the caller masks them out).
+type Masks16 = [u16; 8];
+
+/// [`Masks16`] with SSE2 (the x86_64 baseline; `safe_arch` lends the intrinsics as safe
+/// functions): a compare and a `movemask` a class.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+#[inline(always)]
+fn classify_16(chunk: [u8; 16]) -> Masks16 {
+    use safe_arch::{
+        add_i8_m128i, cmp_eq_mask_i8_m128i, cmp_lt_mask_i8_m128i, m128i, move_mask_i8_m128i,
+        set_splat_i8_m128i,
+    };
+    let v = m128i::from(chunk);
+    // `lo..=hi` with signed compares: the byte minus `lo`, moved to start at -128, is below
+    // the range's length minus 128 (bytes past ASCII wrap round to above it).
+    let range = |lo: u8, hi: u8| {
+        let moved = add_i8_m128i(v, set_splat_i8_m128i(0x80u8.wrapping_sub(lo) as i8));
+        cmp_lt_mask_i8_m128i(moved, set_splat_i8_m128i((hi - lo) as i8 - 127))
+    };
+    let is = |c: u8| cmp_eq_mask_i8_m128i(v, set_splat_i8_m128i(c as i8));
+    let mask = |m: m128i| move_mask_i8_m128i(m) as u16;
+    let newline = is(b'\n') | is(b'\r');
+    let (lower, upper, digit) = (
+        mask(range(b'a', b'z')),
+        mask(range(b'A', b'Z')),
+        mask(range(b'0', b'9')),
+    );
+    let space = mask(range(b'\t', b'\r') | is(b' '));
+    let wide = mask(v);
+    [
+        lower,
+        upper,
+        digit,
+        space,
+        mask(newline),
+        mask(newline | is(b'/')),
+        !(lower | upper | digit | space | wide),
+        wide,
+    ]
+}
+
+/// [`Masks16`] on other targets, byte by byte.
+#[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+fn classify_16(chunk: [u8; 16]) -> Masks16 {
+    classify_16_bytes(chunk)
+}
+
+/// [`Masks16`] byte by byte (the portable classifier, and the SIMD one's reference).
+#[cfg_attr(all(target_arch = "x86_64", target_feature = "sse2"), allow(dead_code))]
+fn classify_16_bytes(chunk: [u8; 16]) -> Masks16 {
+    let mut m = [0u16; 8];
+    for (i, &c) in chunk.iter().enumerate() {
+        let bits = [
+            c.is_ascii_lowercase(),
+            c.is_ascii_uppercase(),
+            c.is_ascii_digit(),
+            matches!(c, b'\t'..=b'\r' | b' '),
+            matches!(c, b'\n' | b'\r'),
+            matches!(c, b'\n' | b'\r' | b'/'),
+            c < 0x80 && !c.is_ascii_alphanumeric() && !matches!(c, b'\t'..=b'\r' | b' '),
+            c >= 0x80,
+        ];
+        for (k, bit) in bits.into_iter().enumerate() {
+            m[k] |= u16::from(bit) << i;
+        }
+    }
+    m
+}
+
+/// The [`Block`]s of `b` into `out`, and one empty block past them (a window read at the
+/// last block's bytes reads it).
+fn classify(b: &[u8], out: &mut Vec<Block>) {
+    out.clear();
+    out.reserve(b.len() / 64 + 2);
+    let block = |m: [u64; 8]| {
+        let [lower, upper, digit, space, newline, tail, punct, wide] = m;
+        Block {
+            lower,
+            upper,
+            digit,
+            space,
+            newline,
+            tail,
+            punct,
+            wide,
+        }
+    };
+    let mut chunks = b.chunks_exact(64);
+    for chunk in chunks.by_ref() {
+        let mut m = [0u64; 8];
+        for (q, sixteen) in chunk.chunks_exact(16).enumerate() {
+            let bytes: [u8; 16] = sixteen.try_into().unwrap_or_default();
+            for (k, x) in classify_16(bytes).into_iter().enumerate() {
+                m[k] |= u64::from(x) << (16 * q);
+            }
+        }
+        out.push(block(m));
+    }
+    let rest = chunks.remainder();
+    if !rest.is_empty() {
+        let mut m = [0u64; 8];
+        for (q, sixteen) in rest.chunks(16).enumerate() {
+            let mut bytes = [0u8; 16];
+            bytes[..sixteen.len()].copy_from_slice(sixteen);
+            // The padding's zero bytes would read as punctuation: masked out.
+            let valid = (u32::MAX >> (32 - sixteen.len())) as u16;
+            for (k, x) in classify_16(bytes).into_iter().enumerate() {
+                m[k] |= u64::from(x & valid) << (16 * q);
+            }
+        }
+        out.push(block(m));
+    }
+    out.push(Block::default());
+}
+
+/// The 64 bits of a class from byte `p` on (bit 0 is byte `p`), from the two blocks it
+/// falls in.
+#[inline(always)]
+fn window(blocks: &[Block], p: usize, class: impl Fn(&Block) -> u64) -> u64 {
+    let (k, s) = (p >> 6, p & 63);
+    // `<< 1 << (63 - s)`: no shift by 64 when `s` is 0.
+    (class(&blocks[k]) >> s) | ((class(&blocks[k + 1]) << 1) << (63 - s))
 }
 
 struct Pieces<'a> {
@@ -854,6 +1037,101 @@ impl<'a> Pieces<'a> {
         Some(p + 1)
     }
 
+    /// [`Self::o200k_ascii`] read off the text's class [`Block`]s: each run (upper, lower,
+    /// digits, punctuation, spaces) ends at one `trailing_zeros` of its window, with no
+    /// branch per byte. A run that reaches the 64-byte window's end goes to
+    /// [`Self::o200k_ascii`].
+    #[inline(always)]
+    fn o200k_masked(&self, blocks: &[Block], p: usize) -> Option<usize> {
+        let b = self.b;
+        let wide = window(blocks, p, |x| x.wide);
+        // The first two characters decide the branch: ASCII, or the Unicode matcher's.
+        if wide & 0b11 != 0 {
+            return None;
+        }
+        let upper = window(blocks, p, |x| x.upper);
+        let lower = window(blocks, p, |x| x.lower);
+        let c0 = self.cls.byte[b[p] as usize];
+        // The word branches: `[upper]*[lower]+` or else `[upper]+[lower]*`, after an
+        // optional prefix; on ASCII both end where the lower run ends.
+        let letter = upper | lower;
+        let word = if letter & 1 != 0 {
+            Some(0)
+        } else if is_prefix(c0) && letter & 2 != 0 {
+            Some(1)
+        } else {
+            None
+        };
+        if let Some(i) = word {
+            let r = i + (!upper >> i).trailing_zeros();
+            if r >= 64 {
+                return self.o200k_ascii(p);
+            }
+            let e = r + (!lower >> r).trailing_zeros();
+            if e >= 64 {
+                return self.o200k_ascii(p);
+            }
+            if wide >> e & 1 != 0 {
+                return None;
+            }
+            let e = p + e as usize;
+            return Some(if b.get(e) == Some(&b'\'') {
+                self.with_contraction(e)
+            } else {
+                e
+            });
+        }
+        if c0 & NUMBER != 0 {
+            let d = (!window(blocks, p, |x| x.digit)).trailing_zeros().min(3);
+            if d < 3 && wide >> d & 1 != 0 {
+                return None;
+            }
+            return Some(p + d as usize);
+        }
+        // ` ?[^\s\p{L}\p{N}]+[\r\n/]*`
+        let punct = window(blocks, p, |x| x.punct);
+        let start = if b[p] == b' ' && punct & 2 != 0 {
+            Some(1)
+        } else if punct & 1 != 0 {
+            Some(0)
+        } else {
+            None
+        };
+        if let Some(i) = start {
+            let e = i + (!punct >> i).trailing_zeros();
+            if e >= 64 {
+                return self.o200k_ascii(p);
+            }
+            // A character past ASCII may be punctuation too: the Unicode matcher's piece.
+            if wide >> e & 1 != 0 {
+                return None;
+            }
+            let e = e + (!window(blocks, p, |x| x.tail) >> e).trailing_zeros();
+            if e >= 64 {
+                return self.o200k_ascii(p);
+            }
+            return Some(p + e as usize);
+        }
+        if c0 & SPACE != 0 {
+            let r = (!window(blocks, p, |x| x.space)).trailing_zeros();
+            if r >= 64 {
+                return self.o200k_ascii(p);
+            }
+            if wide >> r & 1 != 0 {
+                return None;
+            }
+            // `\s*[\r\n]+` up to the run's last newline, else `\s+(?!\S)` (all but the
+            // last space before a non-space), else `\s+`.
+            let newlines = window(blocks, p, |x| x.newline) & ((1 << r) - 1);
+            if newlines != 0 {
+                return Some(p + (64 - newlines.leading_zeros()) as usize);
+            }
+            let r = p + r as usize;
+            return Some(if r == b.len() || r - 1 == p { r } else { r - 1 });
+        }
+        Some(p + 1)
+    }
+
     /// o200k_base: `[^\r\n\p{L}\p{N}]?[upper]*[lower]+(c)?|[^\r\n\p{L}\p{N}]?[upper]+[lower]*(c)?
     /// |\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+`
     fn o200k(&self, p: usize) -> usize {
@@ -928,8 +1206,11 @@ mod tests {
     }
 
     fn same(text: &str) {
-        for vocab in [Vocab::O200k, Vocab::Cl100k] {
-            let ours = split(vocab, text);
+        for (vocab, ours) in [
+            (Vocab::O200k, split(Vocab::O200k, text)),
+            (Vocab::O200k, split_scalar(Vocab::O200k, text)),
+            (Vocab::Cl100k, split(Vocab::Cl100k, text)),
+        ] {
             let theirs = reference(vocab, text);
             if ours != theirs {
                 let k = ours.iter().zip(&theirs).take_while(|(a, b)| a == b).count();
@@ -1095,6 +1376,124 @@ mod tests {
                     char::from(d),
                     char::from(c)
                 ));
+            }
+        }
+    }
+
+    /// The class masks of every byte value at every position, SIMD against byte by byte,
+    /// and against the splitter's class table (a letter, digit, space and newline there
+    /// is one in the blocks).
+    #[test]
+    fn class_blocks_agree_with_the_byte_table() {
+        for start in 0..=255u8 {
+            let chunk: [u8; 16] = std::array::from_fn(|i| start.wrapping_add(i as u8 * 17));
+            assert_eq!(classify_16(chunk), classify_16_bytes(chunk), "{chunk:?}");
+        }
+        let t = &CLASSES.byte;
+        for c in 0..=255u8 {
+            let mut blocks = Vec::new();
+            classify(&[c], &mut blocks);
+            let k = blocks[0];
+            let bit = |m: u64| m & 1 != 0;
+            assert_eq!(bit(k.lower), t[c as usize] & LOWER != 0 && c < 0x80, "{c}");
+            assert_eq!(bit(k.upper), t[c as usize] & UPPER != 0 && c < 0x80, "{c}");
+            assert_eq!(bit(k.digit), t[c as usize] & NUMBER != 0 && c < 0x80, "{c}");
+            assert_eq!(bit(k.space), t[c as usize] & SPACE != 0 && c < 0x80, "{c}");
+            assert_eq!(
+                bit(k.newline),
+                t[c as usize] & NEWLINE != 0 && c < 0x80,
+                "{c}"
+            );
+            assert_eq!(bit(k.wide), t[c as usize] & NON_ASCII != 0, "{c}");
+            assert_eq!(bit(k.punct), c < 0x80 && is_punct(t[c as usize]), "{c}");
+            assert_eq!(bit(k.tail), matches!(c, b'\r' | b'\n' | b'/'), "{c}");
+            assert_eq!(blocks[1], Block::default());
+        }
+    }
+
+    /// The o200k pieces read off the class blocks equal the byte-table matcher's, on
+    /// `text` and on every prefix and suffix of it when `cuts` (so that each boundary
+    /// falls at every offset of a 64-byte block and at the text's end).
+    fn same_as_scalar(text: &str, cuts: bool) {
+        let check = |t: &str| {
+            let (ours, theirs) = (split(Vocab::O200k, t), split_scalar(Vocab::O200k, t));
+            if ours != theirs {
+                let k = ours.iter().zip(&theirs).take_while(|(a, b)| a == b).count();
+                panic!(
+                    "blocks and table differ at piece {k}: {:?} against {:?}\ntext {t:?}",
+                    &ours[k..(k + 3).min(ours.len())],
+                    &theirs[k..(k + 3).min(theirs.len())]
+                );
+            }
+        };
+        check(text);
+        if cuts {
+            for (i, _) in text.char_indices() {
+                check(&text[i..]);
+                check(&text[..i]);
+            }
+        }
+    }
+
+    #[test]
+    fn block_split_equals_the_table_split_cut_anywhere() {
+        let mut rng = Rng(0x2545_F491_4F6C_DD1D);
+        for k in 0..300 {
+            let len = rng.below(200) as usize;
+            let t = if k % 3 == 0 {
+                random_text(&mut rng, len)
+            } else {
+                random_ascii(&mut rng, len)
+            };
+            same_as_scalar(&t, true);
+        }
+        // Runs about a block long, of every class, at every offset.
+        for run in ["a", "A", "7", " ", "\n", "!", "/", "\r\n", " \t", "é"] {
+            for len in [1, 2, 3, 15, 16, 17, 62, 63, 64, 65, 66, 127, 128, 129, 200] {
+                let body = run.repeat(len);
+                for lead in ["", "x", " ", "Ab", "1", "?", " '", "é"] {
+                    same_as_scalar(&format!("{lead}{body}"), false);
+                    same_as_scalar(&format!("{lead}{body}x y"), false);
+                    same_as_scalar(&format!("{lead}{body}é"), false);
+                    same_as_scalar(&format!("{lead}{body}'s"), false);
+                }
+                same_as_scalar(&format!("{body} {body}\n{body}"), true);
+            }
+        }
+    }
+
+    /// Every text of the trim benchmark's corpus (`bench/trim_tokenizers.py` writes it),
+    /// when present.
+    #[test]
+    fn block_split_equals_the_table_split_on_the_trim_corpus() {
+        let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../../bench/corpus/trim_items.jsonl");
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            eprintln!("tokens: no {}, skipped", path.display());
+            return;
+        };
+        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            let item: serde_json::Value = serde_json::from_str(line).unwrap();
+            let t = item["text"].as_str().unwrap();
+            same_as_scalar(t, false);
+            assert_eq!(Vocab::O200k.count(t) as u64, item["o200k"], "o200k {t:?}");
+        }
+    }
+
+    mod blocks_against_the_table {
+        use proptest::prelude::*;
+
+        proptest! {
+            #[test]
+            fn any_mix_of_ascii_and_unicode_splits_alike(
+                t in "([a-zA-Z0-9 \\n\\r\\t'/.,!?_-]{0,80}|[ \\PC]{0,8}|\\PC{0,4})*"
+            ) {
+                super::same_as_scalar(&t, t.len() < 300);
+            }
+
+            #[test]
+            fn any_string_splits_alike(t in any::<String>()) {
+                super::same_as_scalar(&t, true);
             }
         }
     }

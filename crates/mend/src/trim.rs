@@ -98,6 +98,17 @@ impl Counter {
         self.count_item_in(item, &mut Scratch::default())
     }
 
+    /// Tokens of several items, each as [`Counter::count_item`] counts it, with what a
+    /// cold [`trim`] reuses from item to item: the counting a trim does, without its
+    /// checks and its output (`trim_bench` times it as the floor of a cold trim).
+    pub fn count_items<'v>(self, items: impl IntoIterator<Item = &'v Value>) -> usize {
+        let mut scratch = Scratch::default();
+        items
+            .into_iter()
+            .map(|item| self.count_item_in(item, &mut scratch))
+            .sum()
+    }
+
     /// [`Counter::count_item`] with what counting item after item reuses.
     fn count_item_in(self, item: &Value, scratch: &mut Scratch) -> usize {
         scratch.text.clear();
