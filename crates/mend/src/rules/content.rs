@@ -69,6 +69,11 @@ pub(crate) const EMPTY_CONTENT: RuleSpec = RuleSpec {
             source: "provider-errors.jsonl anthropic-16",
         },
         ProviderText {
+            provider: "anthropic",
+            text: "system: text content blocks must contain non-whitespace text",
+            source: "agentjido/req_llm#711 (claude-sonnet-4-5, 2026), BoltAI/BoltAI#165, BerriAI/litellm#28706; no row in provider-errors.jsonl",
+        },
+        ProviderText {
             provider: "gemini",
             text: "contents is not specified",
             source: "provider-errors.jsonl gemini-10",
@@ -79,8 +84,8 @@ pub(crate) const EMPTY_CONTENT: RuleSpec = RuleSpec {
             source: "provider-errors.jsonl bedrock_converse-11",
         },
     ],
-    repair: Repair::Sometimes("Drops an empty or blank text block, an empty Gemini part, or a message with no content; in OpenAI chat, a null content on a user/system/tool message becomes \"\"; a Gemini part that kept only its thought signature gets an empty text so the signature survives. An empty history (messages: [] or no contents) is reported and left alone."),
-    doc: "Anthropic rejects any message with empty content except an optional final assistant message, and any text block that is empty or white space only; Gemini rejects a turn with no parts, a turn of only empty text parts, and a part that sets none of its data fields; OpenAI rejects a null content on user/system/tool messages and on an assistant message without tool calls; all three reject an empty history.\nMust not flag: an OpenAI assistant message with null content and tool_calls, a user content of \"\" (accepted), an Anthropic image-only user message, a tool_use-only assistant message, an empty final assistant message, a Gemini part that is an empty text carrying a thought signature.\nResponses has no such check. The catalog line says (anthropic, gemini) but the code checks OpenAI chat as well.\nFix: drop what is empty, keep signatures, set null to \"\"; an empty history cannot be filled without inventing a message.\nBedrock Converse: a blank text block anywhere (white space counts), and a message with no content blocks; the text for an empty list is not recorded. An empty toolResult content is the tool's output and is not flagged.\nUnder the xai profile: a message whose content is an empty list, or an empty string on a message without tool calls (openai_chat-31, crush#964); an assistant tool-call message with content \"\" is what xAI returns itself and is not flagged, nor is null. Reported only: no content to put there is known.",
+    repair: Repair::Sometimes("Drops an empty or blank text block, an empty Gemini part, or a message with no content; in OpenAI chat, a null content on a user/system/tool message becomes \"\"; a Gemini part that kept only its thought signature gets an empty text so the signature survives. An empty history (messages: [] or no contents) and a blank Anthropic system block are reported and left alone."),
+    doc: "Anthropic rejects any message with empty content except an optional final assistant message, and any text block that is empty or white space only, in the messages or in a `system` array (a `system` string is not judged); Gemini rejects a turn with no parts, a turn of only empty text parts, and a part that sets none of its data fields; OpenAI rejects a null content on user/system/tool messages and on an assistant message without tool calls; all three reject an empty history.\nMust not flag: an OpenAI assistant message with null content and tool_calls, a user content of \"\" (accepted), an Anthropic image-only user message, a tool_use-only assistant message, an empty final assistant message, a Gemini part that is an empty text carrying a thought signature.\nResponses has no such check. The catalog line says (anthropic, gemini) but the code checks OpenAI chat as well.\nFix: drop what is empty, keep signatures, set null to \"\"; an empty history cannot be filled without inventing a message.\nBedrock Converse: a blank text block anywhere (white space counts), and a message with no content blocks; the text for an empty list is not recorded. An empty toolResult content is the tool's output and is not flagged.\nUnder the xai profile: a message whose content is an empty list, or an empty string on a message without tool calls (openai_chat-31, crush#964); an assistant tool-call message with content \"\" is what xAI returns itself and is not flagged, nor is null. Reported only: no content to put there is known.",
     example: r#"{
   "model": "claude-sonnet-4-20250514",
   "max_tokens": 1024,
@@ -244,6 +249,9 @@ pub(crate) fn content_is_not_empty(ctx: &Ctx, out: &mut Vec<Violation>) {
     if ctx.chain.facts.history_is_array && history.is_empty() {
         history_is_empty(ctx, out);
     }
+    if ctx.dialect == Dialect::Anthropic {
+        system_blocks_are_not_blank(ctx, out);
+    }
     let last = history.last().copied();
     for &t in &history {
         match ctx.dialect {
@@ -323,6 +331,30 @@ fn chat_message_is_not_empty(ctx: &Ctx, t: usize, out: &mut Vec<Violation>) {
                 ))
                 .with_defect(Defect::ContentRequired),
             );
+    }
+}
+
+/// Anthropic: a text block of the top-level `system` array that is empty or white space
+/// only (req_llm#711, BoltAI#165, litellm#28706). A `system` string is not judged: no
+/// rejection of a blank one is recorded.
+fn system_blocks_are_not_blank(ctx: &Ctx, out: &mut Vec<Violation>) {
+    let chain = ctx.chain;
+    for t in chain.turns_under("system") {
+        for (k, n) in chain.turn_nodes(t).iter().enumerate() {
+            if matches!(n.kind, NodeKind::Text { blank: true }) && n.ptr.item_index().is_some() {
+                let p = n.ptr.render();
+                out.push(
+                    ctx.at_node(
+                        Rule::EmptyContent,
+                        chain.turns[t].first() + k,
+                        format!("the system text block at {p} is empty or only white space"),
+                    )
+                    .provider(Some(
+                        "system: text content blocks must contain non-whitespace text".into(),
+                    )),
+                );
+            }
+        }
     }
 }
 
@@ -526,6 +558,13 @@ fn fill_or_drop_the_empty(fx: &mut Fixer, v: &Violation) {
         return; // what the message should say is not known
     }
     let chain = fx.chain();
+    let outside_the_history = v
+        .loc
+        .node
+        .is_some_and(|n| chain.nodes[n].ptr.root_key() != fx.dialect().history_key());
+    if outside_the_history {
+        return; // a blank Anthropic system block: the plan edits the history only
+    }
     let block = v
         .loc
         .node

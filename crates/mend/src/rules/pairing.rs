@@ -291,8 +291,8 @@ pub(crate) const DUPLICATE_CALL_ID: RuleSpec = RuleSpec {
             source: "provider-errors.jsonl openai_chat-39",
         },
     ],
-    repair: Repair::Sometimes("Drops a second result for an already answered call, a replayed identical copy of a call, and a replayed identical Responses item (or a second reasoning item with the same id); a different Responses message keeps its content without the id. A different call that reuses the id of a call in an earlier turn gets a fresh id (`<id>_2`), and so does the result that answers it by position. Two different calls of one turn that share an id are reported and left alone: which result answers which would be a guess."),
-    doc: "Providers identify calls by id: OpenAI rejects two tool messages answering the same `tool_call_id`, Anthropic rejects two `tool_use` blocks with one id, and the Responses API rejects two input items with the same item id (\"Duplicate item found with id …\").\nThe check records every client call id; a second call with a known id, or a second result for an answered call, is flagged (and not reported again as unanswered). In Responses it also flags any msg_/rs_/fc_ item id seen twice.\nMust not flag: the same tool called twice with distinct ids, identical result contents for distinct calls, an Anthropic server tool result that repeats its own server_tool_use id.\nOpenAI has no recorded text for two chat calls sharing an id, and Gemini none at all, so those findings carry no provider text.\nA result answers the first unanswered call with its id in the call run it follows, else the first unanswered call with its id in the latest turn that has one: a client that reused an id in a later turn answers the later call there, and that result is not a second answer to the first call.\nFix: drop exact replays and second answers; rename a later call that reused an earlier id, with its result; leave different calls of one turn sharing an id for a human.\nResponses continuing `previous_response_id`: an output item of that response sent again (its id carries the response's key, the 16 hex digits after the prefix that resp_, rs_, fc_ and msg_ ids of one response share) is a duplicate of what the provider holds (openai_responses-07, \"Duplicate item found with id …\"); repair drops it. Items of older responses are not flagged: their key proves nothing about the chain.",
+    repair: Repair::Sometimes("Drops a second result for an already answered call, a replayed identical copy of a call (unanswered, or answered by the same result as the first), and a replayed identical Responses item (or a second reasoning item with the same id); a different Responses message keeps its content without the id. A different call that reuses the id of a call in an earlier turn, or an identical one answered by a different result (a tool without arguments called twice), gets a fresh id (`<id>_2`), and so does the result that answers it by position. Two different calls of one turn that share an id are reported and left alone: which result answers which would be a guess."),
+    doc: "Providers identify calls by id: OpenAI rejects two tool messages answering the same `tool_call_id`, Anthropic rejects two `tool_use` blocks with one id, and the Responses API rejects two input items with the same item id (\"Duplicate item found with id …\").\nThe check records every client call id; a second call with a known id, or a second result for an answered call, is flagged (and not reported again as unanswered). In Responses it also flags any msg_/rs_/fc_ item id seen twice.\nMust not flag: the same tool called twice with distinct ids, identical result contents for distinct calls, an Anthropic server tool result that repeats its own server_tool_use id.\nOpenAI has no recorded text for two chat calls sharing an id, and Gemini none at all, so those findings carry no provider text.\nA result answers the first unanswered call with its id in the call run it follows, else the first unanswered call with its id in the latest turn that has one: a client that reused an id in a later turn answers the later call there, and that result is not a second answer to the first call.\nFix: drop exact replays (the call and its result as the first time) and second answers; rename a later call that reused an earlier id, with its result, also when the call is identical but its result differs; leave different calls of one turn sharing an id for a human.\nResponses continuing `previous_response_id`: an output item of that response sent again (its id carries the response's key, the 16 hex digits after the prefix that resp_, rs_, fc_ and msg_ ids of one response share) is a duplicate of what the provider holds (openai_responses-07, \"Duplicate item found with id …\"); repair drops it. Items of older responses are not flagged: their key proves nothing about the chain.",
     example: r#"{
   "model": "gpt-4o",
   "messages": [
@@ -1144,8 +1144,9 @@ fn keep_one_copy(fx: &mut Fixer, v: &Violation) {
     }
 }
 
-/// A call that reuses an earlier call's id: an exact replay goes; a different call in a
-/// later turn gets a fresh id, and so does the result that answers it (its pairing is
+/// A call that reuses an earlier call's id: an exact replay (the same call, unanswered or
+/// answered as the first was) goes; a different call in a later turn, or the same call
+/// answered otherwise, gets a fresh id, and so does the result that answers it (its pairing is
 /// proven by position: it answers the call it follows); two different calls of one turn
 /// that share an id cannot be told apart and are left alone.
 fn drop_replayed_call(fx: &mut Fixer, v: &Violation, n: usize, id: &str) {
@@ -1157,7 +1158,13 @@ fn drop_replayed_call(fx: &mut Fixer, v: &Violation, n: usize, id: &str) {
     if !fx.claim(n) {
         return;
     }
-    if fx.value_of(first) == fx.value_of(n) {
+    // A replay repeats the step: the call and what answered it. A copy of the call
+    // answered by a result of its own that says something else is a second call (a tool
+    // without arguments polled twice by a client that reuses ids), not a replay.
+    let result = |c: usize| fx.result_of.get(&c).and_then(|&r| fx.value_of(r));
+    let replayed = fx.value_of(first) == fx.value_of(n)
+        && (!fx.result_of.contains_key(&n) || result(first) == result(n));
+    if replayed {
         fx.drop_node(n);
         let detail = format!("dropped a replayed copy of call `{id}`");
         fx.note(v.rule, v.path.clone(), "drop", detail);
