@@ -171,7 +171,11 @@ fn explain(bytes: &[u8], e: &serde_json::Error) -> ParseError {
     }
     let msg = e.to_string();
     let msg = msg.split(" at line ").next().unwrap_or(&msg).to_string();
-    let reason = if e.is_eof() {
+    let reason = if bytes.starts_with(b"\xEF\xBB\xBF") && (line, column) == (1, 1) {
+        // Editors on Windows write one; JSON (RFC 8259, section 8.1) has none.
+        "not JSON: it starts with a byte-order mark (EF BB BF); save the file as UTF-8 without one"
+            .to_string()
+    } else if e.is_eof() {
         format!("truncated JSON: {msg}")
     } else if msg.contains("recursion limit") {
         "JSON nested too deeply (more than 128 levels)".to_string()

@@ -60,6 +60,15 @@ fn not_json() {
 }
 
 #[test]
+fn a_byte_order_mark() {
+    let why = one_bad(b"\xEF\xBB\xBF{\"messages\": []}", &[]);
+    assert_eq!(
+        why,
+        "line 1, column 1: not JSON: it starts with a byte-order mark (EF BB BF); save the file as UTF-8 without one"
+    );
+}
+
+#[test]
 fn invalid_utf8() {
     let why = one_bad(
         b"{\"messages\": [\n{\"role\": \"user\", \"content\": \"\xff\xfe\"}]}",

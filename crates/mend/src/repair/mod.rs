@@ -11,6 +11,8 @@
 //!
 //! Invariants: a valid body is returned unchanged; only nodes named by a violation are
 //! touched; what cannot be repaired without guessing is reported, never invented; a
+//! history with an item whose shape could not be read gets only the known reshapes (the
+//! other rules may have misread it, see `plan`); a
 //! fix that leaves an error of a rule the input did not break is held back when that
 //! only takes edits away and leaves no more errors (see `repair`); running repair on its
 //! own output changes nothing; no fix reads a rendered pointer or a message.
@@ -599,7 +601,24 @@ fn plan(a: &Analysis, body: &Value, opts: &RepairOptions, held: &[Rule]) -> fix:
     if errors().next().is_none() {
         return fix::Plan::default();
     }
+    // A history item whose shape could not be read (a `malformed` finding with no sound
+    // reshape: a field of the wrong type) hides what it holds from every other rule: a
+    // call behind a numeric id reads as id-less, a `tool_calls` object as no calls, and
+    // the results that answer them as orphans. Their fixes would drop real data on that
+    // misreading, and the body stays invalid whatever they do: so only the known
+    // reshapes run, and everything else is reported and left as it was.
+    let history = format!("/{}/", a.dialect.history_key());
+    let unreadable = errors()
+        .any(|v| v.rule == Rule::Malformed && v.defect.is_none() && v.path.starts_with(&history));
     let mut fx = Fixer::new(a, body, opts);
+    if unreadable {
+        for v in errors().filter(|v| v.rule == Rule::Malformed) {
+            if let Some(fix) = v.rule.spec().fix {
+                fix(&mut fx, v);
+            }
+        }
+        return fx.finish();
+    }
     if !held.contains(&Rule::InvalidCallId) {
         crate::rules::ids::restore_lost_ids(&mut fx);
     }

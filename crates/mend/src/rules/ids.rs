@@ -89,7 +89,7 @@ pub(crate) const INVALID_CALL_ID: RuleSpec = RuleSpec {
             source: "provider-errors.jsonl bedrock_converse-08",
         },
     ],
-    repair: Repair::Sometimes("Renames a too-long or wrongly formed id to a conforming one on the call and all its results alike; gives an id-less result (or call) back the id of the one unanswered call (or orphan result) beside it; otherwise drops an id-less call and treats an id-less result as an orphan. A server_tool_use id without the srvtoolu_ prefix and a Gemini functionResponse without a name are reported and left alone."),
+    repair: Repair::Sometimes("Renames a too-long or wrongly formed id to a conforming one on the call and all its results alike; gives an id-less result (or call) back the id of the one unanswered call (or orphan result) beside it; otherwise drops an id-less call and treats an id-less result as an orphan; an id of another type than a string (a number) is not no id, and is reported and left alone. A server_tool_use id without the srvtoolu_ prefix and a Gemini functionResponse without a name are reported and left alone."),
     doc: "Providers constrain call ids: OpenAI chat at most 40 characters and Responses call_id at most 64 (openai and azure profiles; the Responses default profile is openai, the chat default is generic and does not check length), Mistral exactly 9 characters of a-z, A-Z, 0-9, Anthropic `^[a-zA-Z0-9_-]+$` for tool ids and `^srvtoolu_` for server tool ids.\nEvery dialect but Gemini also needs an id on each call and result: a chat tool message without `tool_call_id`, a Responses output with an empty or missing `call_id`; Gemini pairs by name, so a functionResponse without a name is flagged here.\nMust not flag: an id of exactly 40 (chat) or 64 (Responses) characters, Mistral-form ids under mistral, Bedrock/Vertex-style toolu_vrtx ids, Gemini calls and responses without ids.\nAlso quoted by the code: openai_chat-30 (Mistral, missing id), openai_responses-11 (empty call_id) and openai_responses-12 (missing call_id).\nFix: rename to a conforming id (keeping the call/result pairing), restore a lost id when one neighbour proves it, otherwise drop what can never be answered.",
     example: r#"{
   "model": "gpt-5",
@@ -265,10 +265,12 @@ pub(crate) fn nameless_response(ctx: &Ctx, n: usize) -> Violation {
 
 /// `invalid-call-id`: an id of the wrong form is renamed (on the call and its results
 /// alike); a call with no id, that no orphan result proves, is dropped (no result can
-/// ever answer it); a result with no call id is an orphan.
+/// ever answer it); a result with no call id is an orphan. An id of another type than a
+/// string is reported and left alone.
 fn give_a_valid_id(fx: &mut Fixer, v: &Violation) {
     let Some(n) = v.loc.node else { return };
     let d = fx.dialect();
+    let is_call = matches!(fx.chain().nodes[n].kind, NodeKind::Call { .. });
     let id = match fx.chain().nodes[n].kind {
         NodeKind::Call {
             call_id: Some(id), ..
@@ -276,6 +278,11 @@ fn give_a_valid_id(fx: &mut Fixer, v: &Violation) {
         | NodeKind::Result {
             call_id: Some(id), ..
         } if !id.is_empty() => id,
+        // An id of another type (a number) is not no id: the fix would drop a call or a
+        // result that is there, on a misreading. Reported, left as it is.
+        NodeKind::Call { .. } | NodeKind::Result { .. } if fx.id_of_another_type(n, is_call) => {
+            return
+        }
         NodeKind::Call { .. } if d != Dialect::Gemini => {
             if fx.claim(n) {
                 fx.drop_node(n);
