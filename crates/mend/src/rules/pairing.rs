@@ -1097,6 +1097,12 @@ pub(crate) fn item_ids_are_unique(ctx: &Ctx, out: &mut Vec<Violation>) {
     let chain = ctx.chain;
     let mut seen: IdMap<'_, usize> =
         IdMap::with_capacity_and_hasher(chain.nodes.len(), Default::default());
+    // Read once: a walk of the findings per duplicate made thousands of them quadratic.
+    let reported: std::collections::HashSet<usize> = out
+        .iter()
+        .filter(|v| v.rule == Rule::DuplicateCallId)
+        .filter_map(|v| v.loc.node)
+        .collect();
     for (n, id) in chain.item_ids() {
         if id.is_empty() {
             continue;
@@ -1105,10 +1111,7 @@ pub(crate) fn item_ids_are_unique(ctx: &Ctx, out: &mut Vec<Violation>) {
             seen.insert(id, n);
             continue;
         };
-        if out
-            .iter()
-            .any(|v| v.rule == Rule::DuplicateCallId && v.loc.node == Some(n))
-        {
+        if reported.contains(&n) {
             continue;
         }
         out.push(
