@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 
 use crate::chain::{CallKind, Chain, NodeKind, Ptr, Role};
 use crate::dialect::{self, Dialect};
+use crate::rules::IdMap;
 use crate::violation::{Rule, Violation};
 use crate::Analysis;
 
@@ -40,6 +41,52 @@ pub(crate) struct Fixer<'p, 'a> {
     pub(crate) result_of: HashMap<usize, usize>,
     /// Result node -> the call node it answers.
     pub(crate) call_of: HashMap<usize, usize>,
+    /// The chain's calls by id, read on the first fix that asks.
+    calls: std::cell::OnceCell<CallsById<'a>>,
+}
+
+/// The chain's calls by call id and by provider item id, each list in node order: what
+/// the pairing fixes look up for every orphan or duplicate, once a pass rather than a
+/// walk over the chain each (thousands of orphans made that quadratic).
+pub(crate) struct CallsById<'a> {
+    /// Call nodes (client and server) by call id.
+    pub(crate) by_call_id: IdMap<'a, Vec<usize>>,
+    /// Call nodes by provider item id (Responses `fc_…`).
+    pub(crate) by_item_id: IdMap<'a, Vec<usize>>,
+}
+
+impl<'a> CallsById<'a> {
+    fn read(chain: &Chain<'a>) -> Self {
+        let mut by_call_id: IdMap<'a, Vec<usize>> = IdMap::default();
+        for (n, node) in chain.nodes.iter().enumerate() {
+            if let NodeKind::Call {
+                call_id: Some(id), ..
+            } = node.kind
+            {
+                by_call_id.entry(id).or_default().push(n);
+            }
+        }
+        let mut by_item_id: IdMap<'a, Vec<usize>> = IdMap::default();
+        for (n, id) in chain.item_ids() {
+            if matches!(chain.nodes[n].kind, NodeKind::Call { .. }) {
+                by_item_id.entry(id).or_default().push(n);
+            }
+        }
+        CallsById {
+            by_call_id,
+            by_item_id,
+        }
+    }
+
+    /// The call nodes with call id `id`, in order.
+    pub(crate) fn with_call_id(&self, id: &str) -> &[usize] {
+        self.by_call_id.get(id).map_or(&[], Vec::as_slice)
+    }
+
+    /// The call nodes with provider item id `id`, in order.
+    pub(crate) fn with_item_id(&self, id: &str) -> &[usize] {
+        self.by_item_id.get(id).map_or(&[], Vec::as_slice)
+    }
 }
 
 impl<'p, 'a> Fixer<'p, 'a> {
@@ -55,7 +102,13 @@ impl<'p, 'a> Fixer<'p, 'a> {
             placed: BTreeMap::new(),
             result_of: a.pairs.iter().copied().collect(),
             call_of: a.pairs.iter().map(|&(c, r)| (r, c)).collect(),
+            calls: std::cell::OnceCell::new(),
         }
+    }
+
+    /// The chain's calls by id (read once a pass).
+    pub(crate) fn calls(&self) -> &CallsById<'a> {
+        self.calls.get_or_init(|| CallsById::read(&self.a.chain))
     }
 
     /// The chain of the body.

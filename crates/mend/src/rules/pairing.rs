@@ -425,6 +425,132 @@ struct Pairing<'c, 'a> {
     /// Calls reported as misplaced (DeepSeek Responses), not reported again as unanswered.
     misplaced_calls: Vec<usize>,
     pairs: Vec<(usize, usize)>,
+    /// Where the turns stand, read once so that no result walks back over the turns
+    /// before it (a run of thousands of tool messages would make that quadratic).
+    layout: TurnLayout,
+    /// The last call node carrying each id, built on the first orphan result.
+    last_call_by_id: Option<IdMap<'a, usize>>,
+    /// The result nodes carrying each id, in order, built on the first second answer.
+    results_by_id: Option<IdMap<'a, Vec<usize>>>,
+    /// The leading run of results of one turn, as (turn, first node past it).
+    leading_results: Option<(usize, usize)>,
+    /// The calls without an id, by name, for results paired by name.
+    by_name: IdMap<'a, NameQueue>,
+}
+
+/// The calls of one name that carry no id, in order, with what is known of which are
+/// answered: `skip[k]` is past position `k` and every position between them is
+/// answered. Answered calls stay answered, so each is stepped over about once, and
+/// thousands of same-named responses do not each walk the calls already answered.
+#[derive(Default)]
+struct NameQueue {
+    calls: Vec<usize>,
+    skip: Vec<u32>,
+}
+
+impl NameQueue {
+    fn push(&mut self, ci: usize) {
+        self.skip.push(self.calls.len() as u32);
+        self.calls.push(ci);
+    }
+
+    /// The first position at or after `from` whose call is unanswered.
+    fn first_open(&mut self, calls: &[CallRec], from: usize) -> Option<usize> {
+        let len = self.calls.len();
+        let mut at = from;
+        while at < len && calls[self.calls[at]].answered {
+            at = (self.skip[at] as usize).max(at + 1);
+        }
+        // Point every position walked over straight at the answer.
+        let mut k = from;
+        while k < at {
+            let next = (self.skip[k] as usize).max(k + 1);
+            self.skip[k] = at as u32;
+            k = next;
+        }
+        (at < len).then_some(at)
+    }
+}
+
+/// No turn: the `u32` stand-in for `None` in [`TurnLayout`].
+const NO_TURN: u32 = u32::MAX;
+
+/// Per-turn facts the pairing walk asks of the turns before a result, each read in one
+/// pass over the chain.
+struct TurnLayout {
+    /// The latest turn before each turn whose role is not `tool`.
+    prev_non_tool: Vec<u32>,
+    /// For an assistant turn that made client calls, the first turn of the run of such
+    /// turns ending there.
+    call_run_start: Vec<u32>,
+    /// The latest turn before each turn that is neither a tool turn nor made only of
+    /// client calls (only for [`Placement::BeforeNextAssistantItem`]).
+    prev_assistant_item: Vec<u32>,
+}
+
+impl TurnLayout {
+    fn read(ctx: &Ctx) -> Self {
+        let chain = ctx.chain;
+        let n_turns = chain.turns.len();
+        let mut calls_in = vec![false; n_turns];
+        for node in &chain.nodes {
+            if matches!(
+                node.kind,
+                NodeKind::Call {
+                    kind: CallKind::Client,
+                    ..
+                }
+            ) {
+                calls_in[node.turn()] = true;
+            }
+        }
+        for (t, turn) in chain.turns.iter().enumerate() {
+            calls_in[t] &= turn.role == Role::Assistant;
+        }
+        let mut prev_non_tool = Vec::with_capacity(n_turns);
+        let mut call_run_start = Vec::with_capacity(n_turns);
+        let mut last = NO_TURN;
+        for (t, turn) in chain.turns.iter().enumerate() {
+            prev_non_tool.push(last);
+            if turn.role != Role::Tool {
+                last = t as u32;
+            }
+            call_run_start.push(match (calls_in[t], t.checked_sub(1)) {
+                (false, _) => NO_TURN,
+                (true, Some(p)) if calls_in[p] => call_run_start[p],
+                (true, _) => t as u32,
+            });
+        }
+        let mut prev_assistant_item = Vec::new();
+        if ctx.params.placement == Placement::BeforeNextAssistantItem {
+            let client_call = |m: &crate::chain::Node| {
+                matches!(
+                    m.kind,
+                    NodeKind::Call {
+                        kind: CallKind::Client,
+                        ..
+                    }
+                )
+            };
+            let mut last = NO_TURN;
+            for (t, turn) in chain.turns.iter().enumerate() {
+                prev_assistant_item.push(last);
+                if turn.role != Role::Tool && !chain.turn_nodes(t).iter().all(client_call) {
+                    last = t as u32;
+                }
+            }
+        }
+        TurnLayout {
+            prev_non_tool,
+            call_run_start,
+            prev_assistant_item,
+        }
+    }
+
+    /// Whether `u` (a turn or [`NO_TURN`]) is absent or at most `c`.
+    fn at_most(u: u32, c: usize) -> bool {
+        u == NO_TURN || u as usize <= c
+    }
 }
 
 /// Every client call is answered exactly once, every result answers an earlier call, and
@@ -449,6 +575,11 @@ pub(crate) fn pair_calls_with_results(
         server_ids: IdMap::default(),
         misplaced_calls: Vec::new(),
         pairs: Vec::new(),
+        layout: TurnLayout::read(ctx),
+        last_call_by_id: None,
+        results_by_id: None,
+        leading_results: None,
+        by_name: IdMap::default(),
     };
     for (n, node) in chain.nodes.iter().enumerate() {
         match node.kind {
@@ -537,6 +668,8 @@ impl<'a> Pairing<'_, 'a> {
         let duplicate = id.is_some_and(|id| self.by_id.contains_key(id));
         if let Some(id) = id {
             self.by_id.entry(id).or_default().push(self.calls.len());
+        } else if let Some(name) = name {
+            self.by_name.entry(name).or_default().push(self.calls.len());
         }
         self.calls.push(CallRec {
             node: n,
@@ -612,16 +745,21 @@ impl<'a> Pairing<'_, 'a> {
                 // With stored state, the call may live at the provider, not in the body.
                 return;
             }
-            out.push(orphan_result(ctx, n, id, name, wire));
+            let later = id.is_some_and(|id| self.call_at_or_after(id, n));
+            out.push(orphan_result(ctx, n, id, name, wire, later));
             return;
         };
         let call = self.calls[ci];
         if call.answered {
             if !self.quiet(turn) {
+                let first_result = match ctx.dialect {
+                    Dialect::OpenAiChat => id.and_then(|id| self.result_before(id, n)),
+                    _ => None,
+                };
                 out.push(answered_twice(
                     ctx,
                     n,
-                    id,
+                    first_result,
                     id.or(name).unwrap_or("?"),
                     call.node,
                 ));
@@ -630,7 +768,7 @@ impl<'a> Pairing<'_, 'a> {
         }
         self.calls[ci].answered = true;
         self.pairs.push((call.node, n));
-        if !result_is_placed(ctx, call.turn, turn, n) {
+        if !self.result_is_placed(call.turn, turn, n) {
             if ctx.params.placement == Placement::BeforeNextAssistantItem {
                 self.misplaced_calls.push(ci);
                 out.push(answered_too_late(ctx, call.node, call.id.unwrap_or("?"), n));
@@ -656,7 +794,7 @@ impl<'a> Pairing<'_, 'a> {
     /// result that follows no call turn answers the one unanswered call of its name, and
     /// none when several could claim it.
     fn find_call(
-        &self,
+        &mut self,
         id: Option<&str>,
         name: Option<&str>,
         by_name: bool,
@@ -668,19 +806,20 @@ impl<'a> Pairing<'_, 'a> {
         if !by_name {
             return None;
         }
-        let candidate = |c: &CallRec| {
-            !c.answered && c.name.is_some() && c.name == name && (c.id.is_none() || c.id == id)
-        };
-        if let Some(run) = self.call_run_before(turn) {
-            return self
-                .calls
-                .iter()
-                .position(|c| run.contains(&c.turn) && candidate(c));
+        // The candidates are the unanswered calls of that name without an id (a call
+        // with the result's id would have been found by id).
+        let run = self.call_run_before(turn);
+        let calls = &self.calls;
+        let q = self.by_name.get_mut(name?)?;
+        if let Some(run) = run {
+            let from = q.calls.partition_point(|&ci| calls[ci].turn < *run.start());
+            let at = q.first_open(calls, from)?;
+            return Some(q.calls[at]).filter(|&ci| run.contains(&calls[ci].turn));
         }
-        let mut matching = self.calls.iter().enumerate().filter(|(_, c)| candidate(c));
-        match (matching.next(), matching.next()) {
-            (Some((ci, _)), None) => Some(ci),
-            _ => None,
+        let first = q.first_open(calls, 0)?;
+        match q.first_open(calls, first + 1) {
+            None => Some(q.calls[first]),
+            Some(_) => None,
         }
     }
 
@@ -716,23 +855,87 @@ impl<'a> Pairing<'_, 'a> {
     /// turns right before it that made calls too (Responses sends parallel calls as one
     /// item each).
     fn call_run_before(&self, turn: usize) -> Option<std::ops::RangeInclusive<usize>> {
-        let turns = &self.ctx.chain.turns;
-        let calls_in = |t: usize| {
-            turns[t].role == Role::Assistant
-                && self.calls.binary_search_by_key(&t, |c| c.turn).is_ok()
-        };
-        let mut end = turn.checked_sub(1)?;
-        while turns[end].role == Role::Tool {
-            end = end.checked_sub(1)?;
-        }
-        if !calls_in(end) {
+        let end = *self.layout.prev_non_tool.get(turn)?;
+        if end == NO_TURN {
             return None;
         }
-        let mut start = end;
-        while start > 0 && calls_in(start - 1) {
-            start -= 1;
+        let start = *self.layout.call_run_start.get(end as usize)?;
+        (start != NO_TURN).then_some(start as usize..=end as usize)
+    }
+
+    /// Whether the result node `n` in turn `r` sits where the dialect wants the result of
+    /// a call made in turn `c`.
+    fn result_is_placed(&mut self, c: usize, r: usize, n: usize) -> bool {
+        let ctx = self.ctx;
+        let layout = &self.layout;
+        match ctx.params.placement {
+            Placement::Anywhere => true,
+            // Every turn from c + 1 to r is a tool turn.
+            Placement::FollowingToolRun => {
+                r > c
+                    && ctx.chain.turns[r].role == Role::Tool
+                    && TurnLayout::at_most(layout.prev_non_tool[r], c)
+            }
+            Placement::NextTurn => r == c + 1,
+            Placement::NextTurnLeading => r == c + 1 && n <= self.leading_results_end(r),
+            // Every turn between c and r is a tool turn or holds only client calls.
+            Placement::BeforeNextAssistantItem => {
+                r > c && TurnLayout::at_most(layout.prev_assistant_item[r], c)
+            }
         }
-        Some(start..=end)
+    }
+
+    /// The first node of turn `t` past its leading run of results (remembered for the
+    /// turn last asked: a turn's results are paired one after another).
+    fn leading_results_end(&mut self, t: usize) -> usize {
+        if let Some((turn, end)) = self.leading_results {
+            if turn == t {
+                return end;
+            }
+        }
+        let turn = &self.ctx.chain.turns[t];
+        let end = (turn.first()..turn.end())
+            .find(|&m| !matches!(self.ctx.chain.nodes[m].kind, NodeKind::Result { .. }))
+            .unwrap_or(turn.end());
+        self.leading_results = Some((t, end));
+        end
+    }
+
+    /// Whether a call with id `id` comes at node `n` or after it.
+    fn call_at_or_after(&mut self, id: &str, n: usize) -> bool {
+        let chain = self.ctx.chain;
+        let last = self.last_call_by_id.get_or_insert_with(|| {
+            let mut m = IdMap::default();
+            for (k, node) in chain.nodes.iter().enumerate() {
+                if let NodeKind::Call {
+                    call_id: Some(c), ..
+                } = node.kind
+                {
+                    m.insert(c, k);
+                }
+            }
+            m
+        });
+        last.get(id).is_some_and(|&k| k >= n)
+    }
+
+    /// The latest result node before `n` that carries `id`.
+    fn result_before(&mut self, id: &str, n: usize) -> Option<usize> {
+        let chain = self.ctx.chain;
+        let by_id = self.results_by_id.get_or_insert_with(|| {
+            let mut m: IdMap<'a, Vec<usize>> = IdMap::default();
+            for (k, node) in chain.nodes.iter().enumerate() {
+                if let NodeKind::Result {
+                    call_id: Some(c), ..
+                } = node.kind
+                {
+                    m.entry(c).or_default().push(k);
+                }
+            }
+            m
+        });
+        let rs = by_id.get(id)?;
+        rs[..rs.partition_point(|&k| k < n)].last().copied()
     }
 
     /// Unanswered calls, grouped by their turn so the provider text names them together.
@@ -786,9 +989,9 @@ fn orphan_result(
     id: Option<&str>,
     name: Option<&str>,
     wire: &str,
+    later: bool,
 ) -> Violation {
     let shown = id.or(name).unwrap_or("?");
-    let later = id.is_some_and(|id| ctx.chain.nodes[n..].iter().any(|m| m.is_call_with_id(id)));
     let turn = ctx.chain.nodes[n].turn();
     ctx.at_node(
         Rule::ToolResultWithoutCall,
@@ -810,19 +1013,21 @@ fn orphan_result(
     )))
 }
 
-/// A second result for a call already answered.
-fn answered_twice(ctx: &Ctx, n: usize, id: Option<&str>, shown: &str, call: usize) -> Violation {
+/// A second result for a call already answered; `first_result` is the latest result
+/// before it with its id (chat names its message).
+fn answered_twice(
+    ctx: &Ctx,
+    n: usize,
+    first_result: Option<usize>,
+    shown: &str,
+    call: usize,
+) -> Violation {
     let chain = ctx.chain;
     let turn = chain.nodes[n].turn();
     let provider = match ctx.dialect {
         Dialect::OpenAiChat => {
-            let first_result = chain.nodes[..n]
-                .iter()
-                .rev()
-                .find(|m| {
-                    matches!(m.kind, NodeKind::Result { call_id: Some(c), .. } if Some(c) == id)
-                })
-                .map(|m| ctx.turn_ix(m.turn()))
+            let first_result = first_result
+                .map(|m| ctx.turn_ix(chain.nodes[m].turn()))
                 .unwrap_or(0);
             texts::duplicate(ctx.dialect, shown, first_result, ctx.turn_ix(turn), None)
         }
@@ -892,6 +1097,12 @@ pub(crate) fn item_ids_are_unique(ctx: &Ctx, out: &mut Vec<Violation>) {
     let chain = ctx.chain;
     let mut seen: IdMap<'_, usize> =
         IdMap::with_capacity_and_hasher(chain.nodes.len(), Default::default());
+    // Read once: a walk of the findings per duplicate made thousands of them quadratic.
+    let reported: std::collections::HashSet<usize> = out
+        .iter()
+        .filter(|v| v.rule == Rule::DuplicateCallId)
+        .filter_map(|v| v.loc.node)
+        .collect();
     for (n, id) in chain.item_ids() {
         if id.is_empty() {
             continue;
@@ -900,10 +1111,7 @@ pub(crate) fn item_ids_are_unique(ctx: &Ctx, out: &mut Vec<Violation>) {
             seen.insert(id, n);
             continue;
         };
-        if out
-            .iter()
-            .any(|v| v.rule == Rule::DuplicateCallId && v.loc.node == Some(n))
-        {
+        if reported.contains(&n) {
             continue;
         }
         out.push(
@@ -919,40 +1127,6 @@ pub(crate) fn item_ids_are_unique(ctx: &Ctx, out: &mut Vec<Violation>) {
             .with_peer(first)
             .provider(Some(format!("Duplicate item found with id {id}"))),
         );
-    }
-}
-
-/// Whether the result node `n` in turn `r` sits where the dialect wants the result of a
-/// call made in turn `c`.
-fn result_is_placed(ctx: &Ctx, c: usize, r: usize, n: usize) -> bool {
-    let turns = &ctx.chain.turns;
-    let client_call = |m: &crate::chain::Node| {
-        matches!(
-            m.kind,
-            NodeKind::Call {
-                kind: CallKind::Client,
-                ..
-            }
-        )
-    };
-    match ctx.params.placement {
-        Placement::Anywhere => true,
-        Placement::FollowingToolRun => {
-            r > c && turns[c + 1..=r].iter().all(|t| t.role == Role::Tool)
-        }
-        Placement::NextTurn => r == c + 1,
-        Placement::NextTurnLeading => {
-            r == c + 1
-                && ctx.chain.nodes[turns[r].first()..n]
-                    .iter()
-                    .all(|m| matches!(m.kind, NodeKind::Result { .. }))
-        }
-        Placement::BeforeNextAssistantItem => {
-            r > c
-                && turns[c + 1..r].iter().enumerate().all(|(k, t)| {
-                    t.role == Role::Tool || ctx.chain.turn_nodes(c + 1 + k).iter().all(client_call)
-                })
-        }
     }
 }
 
@@ -1012,9 +1186,11 @@ pub(crate) fn moves_a_result(fx: &Fixer, v: &Violation) -> bool {
         Rule::ToolResultWithoutCall => v.loc.node.is_some_and(|n| match chain.nodes[n].kind {
             NodeKind::Result {
                 call_id: Some(rid), ..
-            } => chain.nodes[n + 1..].iter().any(|m| {
-                matches!(m.kind, NodeKind::Call { call_id: Some(c), kind: CallKind::Client, .. } if c == rid)
-            }),
+            } => fx
+                .calls()
+                .with_call_id(rid)
+                .iter()
+                .any(|&m| m > n && is_client_call(&chain.nodes[m])),
             _ => false,
         }),
         _ => false,
@@ -1058,13 +1234,15 @@ fn settle_the_orphan(fx: &mut Fixer, v: &Violation) {
         return;
     };
     // It carries the call's provider item id (fc_…) instead of its call id.
-    let by_item_id = chain.nodes[..n]
+    let by_item_id = fx
+        .calls()
+        .with_item_id(rid)
         .iter()
-        .enumerate()
-        .find_map(|(m, node)| match node.kind {
+        .take_while(|&&m| m < n)
+        .find_map(|&m| match chain.nodes[m].kind {
             NodeKind::Call {
                 call_id: Some(cid), ..
-            } if chain.call_item_id(m) == Some(rid) && cid != rid => Some(cid),
+            } if cid != rid => Some(cid),
             _ => None,
         });
     if let Some(cid) = by_item_id {
@@ -1077,10 +1255,12 @@ fn settle_the_orphan(fx: &mut Fixer, v: &Violation) {
         }
     }
     // Its call comes later: move it to where that call's results go.
-    let later_call = (n + 1..chain.nodes.len()).find(|&m| {
-        matches!(chain.nodes[m].kind, NodeKind::Call { call_id: Some(c), kind: CallKind::Client, .. } if c == rid)
-            && !fx.result_of.contains_key(&m)
-    });
+    let later_call = fx
+        .calls()
+        .with_call_id(rid)
+        .iter()
+        .copied()
+        .find(|&m| m > n && is_client_call(&chain.nodes[m]) && !fx.result_of.contains_key(&m));
     if let Some(c) = later_call.filter(|_| fx.value_of(n).is_some()) {
         fx.claim(c);
         fx.move_result(n, c);
@@ -1092,6 +1272,17 @@ fn settle_the_orphan(fx: &mut Fixer, v: &Violation) {
         return;
     }
     fx.orphan(n, v);
+}
+
+/// Whether node `m` is a client call.
+fn is_client_call(m: &crate::chain::Node) -> bool {
+    matches!(
+        m.kind,
+        NodeKind::Call {
+            kind: CallKind::Client,
+            ..
+        }
+    )
 }
 
 /// `tool-result-not-adjacent`: the result moves next to its call (the violation's peer).
@@ -1151,10 +1342,18 @@ fn keep_one_copy(fx: &mut Fixer, v: &Violation) {
 /// that share an id cannot be told apart and are left alone.
 fn drop_replayed_call(fx: &mut Fixer, v: &Violation, n: usize, id: &str) {
     let chain = fx.chain();
-    let same_id = |m: &crate::chain::Node| m.is_call_with_id(id);
-    let Some(first) = chain.nodes[..n].iter().position(same_id) else {
+    let same_id = fx.calls().with_call_id(id);
+    let Some(first) = same_id.first().copied().filter(|&f| f < n) else {
         return;
     };
+    // The calls of one turn are neighbours in the list, which is in node order.
+    let turn = chain.nodes[n].turn();
+    let at = same_id.partition_point(|&k| k < n);
+    let shares_its_turn = [at.checked_sub(1), Some(at), Some(at + 1)]
+        .into_iter()
+        .flatten()
+        .filter_map(|i| same_id.get(i))
+        .any(|&k| k != n && chain.nodes[k].turn() == turn);
     if !fx.claim(n) {
         return;
     }
@@ -1170,12 +1369,6 @@ fn drop_replayed_call(fx: &mut Fixer, v: &Violation, n: usize, id: &str) {
         fx.note(v.rule, v.path.clone(), "drop", detail);
         return;
     }
-    let turn = chain.nodes[n].turn();
-    let shares_its_turn = chain
-        .nodes
-        .iter()
-        .enumerate()
-        .any(|(k, m)| k != n && m.turn() == turn && same_id(m));
     if shares_its_turn || chain.nodes[first].turn() == turn {
         return;
     }
