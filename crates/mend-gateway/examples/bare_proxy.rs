@@ -14,6 +14,10 @@
 //! No routing, no check, no logging, no metrics: what a proxy costs on this machine,
 //! measured in the same rounds as direct and mend. Loopback addresses only.
 
+#[path = "support/loopback.rs"]
+mod support;
+use support::loopback;
+
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -61,14 +65,6 @@ fn main() {
 fn fail(e: &str) -> ! {
     eprintln!("bare_proxy: {e}");
     std::process::exit(2)
-}
-
-fn loopback(addr: &str) -> Result<SocketAddr, String> {
-    let a: SocketAddr = addr.parse().map_err(|e| format!("{addr}: {e}"))?;
-    if !a.ip().is_loopback() {
-        return Err(format!("{addr}: only loopback addresses"));
-    }
-    Ok(a)
 }
 
 async fn serve(listen: SocketAddr, upstream: SocketAddr) -> Result<(), String> {

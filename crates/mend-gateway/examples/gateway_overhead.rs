@@ -21,6 +21,10 @@
 //! request (user + system, from `/proc`). Only loopback addresses are accepted; both
 //! roles run on one thread, so each takes at most one core.
 
+#[path = "support/loopback.rs"]
+mod support;
+use support::loopback;
+
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
@@ -58,14 +62,6 @@ fn main() {
 fn fail(e: &str) -> ! {
     eprintln!("gateway_overhead: {e}");
     std::process::exit(2)
-}
-
-fn loopback(addr: &str) -> Result<SocketAddr, String> {
-    let a: SocketAddr = addr.parse().map_err(|e| format!("{addr}: {e}"))?;
-    if !a.ip().is_loopback() {
-        return Err(format!("{addr}: only loopback addresses"));
-    }
-    Ok(a)
 }
 
 // ---- the mock upstream ----
