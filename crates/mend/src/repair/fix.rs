@@ -57,15 +57,7 @@ pub(crate) struct CallsById<'a> {
 
 impl<'a> CallsById<'a> {
     fn read(chain: &Chain<'a>) -> Self {
-        let mut by_call_id: IdMap<'a, Vec<usize>> = IdMap::default();
-        for (n, node) in chain.nodes.iter().enumerate() {
-            if let NodeKind::Call {
-                call_id: Some(id), ..
-            } = node.kind
-            {
-                by_call_id.entry(id).or_default().push(n);
-            }
-        }
+        let by_call_id = crate::rules::nodes_by_call_id(chain, true);
         let mut by_item_id: IdMap<'a, Vec<usize>> = IdMap::default();
         for (n, id) in chain.item_ids() {
             if matches!(chain.nodes[n].kind, NodeKind::Call { .. }) {

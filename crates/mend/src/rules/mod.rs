@@ -275,6 +275,26 @@ impl Params {
 /// callers, so the seed stays.
 pub(crate) type IdMap<'a, V> = std::collections::HashMap<&'a str, V, foldhash::fast::RandomState>;
 
+/// The nodes that carry each call id, in chain order: the calls (`calls`) or the results.
+pub(crate) fn nodes_by_call_id<'a>(
+    chain: &crate::chain::Chain<'a>,
+    calls: bool,
+) -> IdMap<'a, Vec<usize>> {
+    use crate::chain::NodeKind;
+    let mut m: IdMap<'a, Vec<usize>> = IdMap::default();
+    for (n, node) in chain.nodes.iter().enumerate() {
+        let id = match node.kind {
+            NodeKind::Call { call_id, .. } if calls => call_id,
+            NodeKind::Result { call_id, .. } if !calls => call_id,
+            _ => None,
+        };
+        if let Some(id) = id {
+            m.entry(id).or_default().push(n);
+        }
+    }
+    m
+}
+
 /// Everything a check needs to see.
 pub(crate) struct Ctx<'c, 'a> {
     /// The chain.

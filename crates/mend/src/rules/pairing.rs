@@ -922,18 +922,9 @@ impl<'a> Pairing<'_, 'a> {
     /// The latest result node before `n` that carries `id`.
     fn result_before(&mut self, id: &str, n: usize) -> Option<usize> {
         let chain = self.ctx.chain;
-        let by_id = self.results_by_id.get_or_insert_with(|| {
-            let mut m: IdMap<'a, Vec<usize>> = IdMap::default();
-            for (k, node) in chain.nodes.iter().enumerate() {
-                if let NodeKind::Result {
-                    call_id: Some(c), ..
-                } = node.kind
-                {
-                    m.entry(c).or_default().push(k);
-                }
-            }
-            m
-        });
+        let by_id = self
+            .results_by_id
+            .get_or_insert_with(|| super::nodes_by_call_id(chain, false));
         let rs = by_id.get(id)?;
         rs[..rs.partition_point(|&k| k < n)].last().copied()
     }
