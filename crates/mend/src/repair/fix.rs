@@ -43,6 +43,40 @@ pub(crate) struct Fixer<'p, 'a> {
     pub(crate) call_of: HashMap<usize, usize>,
     /// The chain's calls by id, read on the first fix that asks.
     calls: std::cell::OnceCell<CallsById<'a>>,
+    /// What a fresh call id must not be, read on the first fix that asks for one.
+    fresh: Option<FreshIds<'a>>,
+    /// The first message or reasoning node carrying each provider item id, read on the
+    /// first fix that asks.
+    first_items: std::cell::OnceCell<IdMap<'a, usize>>,
+}
+
+/// The ids a fresh call id must differ from: every call and result id of the chain, and
+/// the ids fixes of this pass gave already (two calls renamed in one pass get two ids).
+struct FreshIds<'a> {
+    in_chain: std::collections::HashSet<&'a str, foldhash::fast::RandomState>,
+    given: std::collections::HashSet<String, foldhash::fast::RandomState>,
+    /// Per id renamed, the suffix to try next: a client that reuses one id in every
+    /// turn has each later call renamed in one pass, without trying the taken suffixes
+    /// again for each.
+    next: HashMap<String, u32>,
+}
+
+impl<'a> FreshIds<'a> {
+    fn read(chain: &Chain<'a>) -> Self {
+        let in_chain = chain
+            .nodes
+            .iter()
+            .filter_map(|m| match m.kind {
+                NodeKind::Call { call_id, .. } | NodeKind::Result { call_id, .. } => call_id,
+                _ => None,
+            })
+            .collect();
+        FreshIds {
+            in_chain,
+            given: Default::default(),
+            next: HashMap::new(),
+        }
+    }
 }
 
 /// The chain's calls by call id and by provider item id, each list in node order: what
@@ -95,7 +129,42 @@ impl<'p, 'a> Fixer<'p, 'a> {
             result_of: a.pairs.iter().copied().collect(),
             call_of: a.pairs.iter().map(|&(c, r)| (r, c)).collect(),
             calls: std::cell::OnceCell::new(),
+            fresh: None,
+            first_items: std::cell::OnceCell::new(),
         }
+    }
+
+    /// The first message or reasoning node that carries the provider item id `id`.
+    pub(crate) fn first_with_item_id(&self, id: &str) -> Option<usize> {
+        let first = self.first_items.get_or_init(|| {
+            let chain = &self.a.chain;
+            let mut m: IdMap<'a, usize> = IdMap::default();
+            for (n, id) in chain.item_ids() {
+                if !matches!(chain.nodes[n].kind, NodeKind::Call { .. }) {
+                    m.entry(id).or_insert(n);
+                }
+            }
+            m
+        });
+        first.get(id).copied()
+    }
+
+    /// A new id for a call that reuses `id`: `{id}_2`, or the next number, that no call
+    /// or result of the body carries and no fix of this pass gave.
+    pub(crate) fn fresh_call_id(&mut self, id: &str) -> String {
+        let chain = &self.a.chain;
+        let fresh = self.fresh.get_or_insert_with(|| FreshIds::read(chain));
+        let mut k = fresh.next.get(id).copied().unwrap_or(2);
+        let new = loop {
+            let candidate = format!("{id}_{k}");
+            k += 1;
+            if !fresh.in_chain.contains(candidate.as_str()) && !fresh.given.contains(&candidate) {
+                break candidate;
+            }
+        };
+        fresh.next.insert(id.to_string(), k);
+        fresh.given.insert(new.clone());
+        new
     }
 
     /// The chain's calls by id (read once a pass).

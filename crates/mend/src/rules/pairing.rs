@@ -291,7 +291,7 @@ pub(crate) const DUPLICATE_CALL_ID: RuleSpec = RuleSpec {
             source: "provider-errors.jsonl openai_chat-39",
         },
     ],
-    repair: Repair::Sometimes("Drops a second result for an already answered call, a replayed identical copy of a call (unanswered, or answered by the same result as the first), and a replayed identical Responses item (or a second reasoning item with the same id); a different Responses message keeps its content without the id. A different call that reuses the id of a call in an earlier turn, or an identical one answered by a different result (a tool without arguments called twice), gets a fresh id (`<id>_2`), and so does the result that answers it by position. Two different calls of one turn that share an id are reported and left alone: which result answers which would be a guess."),
+    repair: Repair::Sometimes("Drops a second result for an already answered call, a replayed identical copy of a call (unanswered, or answered by the same result as the first), and a replayed identical Responses item (or a second reasoning item with the same id); a different Responses message keeps its content without the id. A different call that reuses the id of a call in an earlier turn, or an identical one answered by a different result (a tool without arguments called twice), gets a fresh id (`<id>_2`, then `<id>_3` and on for each later reuse, all in one pass), and so does the result that answers it by position. Two different calls of one turn that share an id are reported and left alone: which result answers which would be a guess."),
     doc: "Providers identify calls by id: OpenAI rejects two tool messages answering the same `tool_call_id`, Anthropic rejects two `tool_use` blocks with one id, and the Responses API rejects two input items with the same item id (\"Duplicate item found with id …\").\nThe check records every client call id; a second call with a known id, or a second result for an answered call, is flagged (and not reported again as unanswered). In Responses it also flags any msg_/rs_/fc_ item id seen twice.\nMust not flag: the same tool called twice with distinct ids, identical result contents for distinct calls, an Anthropic server tool result that repeats its own server_tool_use id.\nOpenAI has no recorded text for two chat calls sharing an id, and Gemini none at all, so those findings carry no provider text.\nA result answers the first unanswered call with its id in the call run it follows, else the first unanswered call with its id in the latest turn that has one: a client that reused an id in a later turn answers the later call there, and that result is not a second answer to the first call.\nFix: drop exact replays (the call and its result as the first time) and second answers; rename a later call that reused an earlier id, with its result, also when the call is identical but its result differs; leave different calls of one turn sharing an id for a human.\nResponses continuing `previous_response_id`: an output item of that response sent again (its id carries the response's key, the 16 hex digits after the prefix that resp_, rs_, fc_ and msg_ ids of one response share) is a duplicate of what the provider holds (openai_responses-07, \"Duplicate item found with id …\"); repair drops it. Items of older responses are not flagged: their key proves nothing about the chain.",
     example: r#"{
   "model": "gpt-4o",
@@ -828,22 +828,26 @@ impl<'a> Pairing<'_, 'a> {
     /// latest turn that has one (a client that reused an id in a later turn answers the
     /// later call there), else the first (the result answers a call twice).
     fn call_with_id(&self, calls: &[usize], turn: usize) -> usize {
-        let open = |ci: &&usize| !self.calls[**ci].answered;
-        let first_open_in = |turns: &dyn Fn(usize) -> bool| {
-            calls
+        // The calls are in node order, so in turn order: the first of a stretch of turns
+        // is found by bisection, not by walking every call of the id (a client that
+        // reuses one id in every turn has thousands).
+        let turn_of = |ci: usize| self.calls[ci].turn;
+        let first_open_in = |from: usize, to: usize| {
+            let at = calls.partition_point(|&ci| turn_of(ci) < from);
+            calls[at..]
                 .iter()
-                .filter(open)
-                .find(|&&ci| turns(self.calls[ci].turn))
                 .copied()
+                .take_while(|&ci| turn_of(ci) <= to)
+                .find(|&ci| !self.calls[ci].answered)
         };
         if let Some(run) = self.call_run_before(turn) {
-            if let Some(ci) = first_open_in(&|t| run.contains(&t)) {
+            if let Some(ci) = first_open_in(*run.start(), *run.end()) {
                 return ci;
             }
         }
-        if let Some(&latest) = calls.iter().rev().find(open) {
-            let t = self.calls[latest].turn;
-            if let Some(ci) = first_open_in(&|u| u == t) {
+        if let Some(&latest) = calls.iter().rev().find(|&&ci| !self.calls[ci].answered) {
+            let t = turn_of(latest);
+            if let Some(ci) = first_open_in(t, t) {
                 return ci;
             }
         }
@@ -1363,7 +1367,7 @@ fn drop_replayed_call(fx: &mut Fixer, v: &Violation, n: usize, id: &str) {
     if shares_its_turn || chain.nodes[first].turn() == turn {
         return;
     }
-    let fresh = fresh_id(fx, id);
+    let fresh = fx.fresh_call_id(id);
     if !fx.set_call_id(chain.nodes[n].ptr, true, &fresh) {
         return;
     }
@@ -1383,22 +1387,6 @@ fn drop_replayed_call(fx: &mut Fixer, v: &Violation, n: usize, id: &str) {
     fx.note(v.rule, v.path.clone(), "rename", detail);
 }
 
-/// `{id}_2` (or the next free number): an id no call or result of the body carries.
-fn fresh_id(fx: &Fixer, id: &str) -> String {
-    let taken = |cand: &str| {
-        fx.chain().nodes.iter().any(|m| match m.kind {
-            NodeKind::Call { call_id, .. } | NodeKind::Result { call_id, .. } => {
-                call_id == Some(cand)
-            }
-            _ => false,
-        })
-    };
-    (2..)
-        .map(|k| format!("{id}_{k}"))
-        .find(|c| !taken(c))
-        .unwrap_or_else(|| format!("{id}_x"))
-}
-
 /// Responses: a second item with an id already used. A replayed copy goes; a different
 /// message keeps its content without the id; a different reasoning item cannot exist
 /// without its id and goes.
@@ -1413,9 +1401,7 @@ fn keep_one_item_id(fx: &mut Fixer, v: &Violation, n: usize) {
     if !fx.claim(n) {
         return;
     }
-    let first = chain.nodes[..n]
-        .iter()
-        .position(|m| item_id_of(&m.kind) == Some(id));
+    let first = fx.first_with_item_id(id).filter(|&f| f < n);
     let first_item = first.and_then(|f| fx.item_of_turn(chain.nodes[f].turn()));
     let items = fx.items;
     let same = first_item

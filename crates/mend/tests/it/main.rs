@@ -11,6 +11,7 @@ mod mutations;
 mod next_cases;
 mod properties;
 mod recognize;
+mod reused_ids;
 mod splice;
 mod support;
 mod usage;
