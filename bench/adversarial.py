@@ -1,7 +1,8 @@
 # Large adversarial histories for the pairing walk and the repair fixes, in every
 # dialect: N parallel calls answered in reverse order (par), N orphan results (orph),
 # N id-less Gemini calls of distinct names answered in reverse (gm-name), one chat call
-# answered N times (ch-dup). Check and repair must grow linearly with N; measure with
+# answered N times (ch-dup), one id reused in N turns (ch-reuse), N Responses messages
+# sharing one item id (rs-item). Check and repair must grow linearly with N; measure with
 # callgrind (docs/PERFORMANCE.md). Usage: python3 adversarial.py OUT_DIR [N...]
 import json, os, sys
 OUT = sys.argv[1]
@@ -46,3 +47,11 @@ for N in map(int, sys.argv[2:] or ['5000', '10000', '20000']):
     ch = lambda m: {"model": "gpt-4o", "messages": m}
     w(f'ch-dup{N}', ch([{"role": "user", "content": "hi"}, {"role": "assistant", "content": None, "tool_calls": [{"id": "c0", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}]
         + [{"role": "tool", "tool_call_id": "c0", "content": "x"} for i in range(N)]))
+    # One id reused in every one of N turns (a client numbering calls per turn), each call
+    # answered after it; and N Responses messages that share one item id
+    w(f'ch-reuse{N}', ch([{"role": "user", "content": "go"}] + [m for t in range(N) for m in (
+        {"role": "assistant", "content": None, "tool_calls": [{"id": "call_0", "type": "function", "function": {"name": "f", "arguments": f'{{"t": {t}}}'}}]},
+        {"role": "tool", "tool_call_id": "call_0", "content": f"r{t}"})]))
+    w(f'rs-item{N}', rs([{"role": "user", "content": "go"}] + [m for t in range(N) for m in (
+        {"type": "message", "id": "msg_1", "role": "assistant", "content": [{"type": "output_text", "text": f"t{t}"}]},
+        {"role": "user", "content": "more"})]))
