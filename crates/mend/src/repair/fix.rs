@@ -152,17 +152,32 @@ impl<'p, 'a> Fixer<'p, 'a> {
     /// A new id for a call that reuses `id`: `{id}_2`, or the next number, that no call
     /// or result of the body carries and no fix of this pass gave.
     pub(crate) fn fresh_call_id(&mut self, id: &str) -> String {
+        self.unused_id(id, usize::MAX)
+    }
+
+    /// `candidate` when no call or result of the body carries it and no fix of this pass
+    /// gave it, else the first of `{candidate}_2`, `{candidate}_3`, … that is free (the
+    /// candidate cut so that it stays within `max` characters): the id a rename gives.
+    pub(crate) fn unused_id(&mut self, candidate: &str, max: usize) -> String {
         let chain = &self.a.chain;
         let fresh = self.fresh.get_or_insert_with(|| FreshIds::read(chain));
-        let mut k = fresh.next.get(id).copied().unwrap_or(2);
-        let new = loop {
-            let candidate = format!("{id}_{k}");
-            k += 1;
-            if !fresh.in_chain.contains(candidate.as_str()) && !fresh.given.contains(&candidate) {
-                break candidate;
-            }
+        let free = |id: &str| !fresh.in_chain.contains(id) && !fresh.given.contains(id);
+        let new = if free(candidate) {
+            candidate.to_string()
+        } else {
+            let mut k = fresh.next.get(candidate).copied().unwrap_or(2);
+            let new = loop {
+                let suffix = format!("_{k}");
+                k += 1;
+                let keep = max.saturating_sub(suffix.len());
+                let numbered: String = candidate.chars().take(keep).chain(suffix.chars()).collect();
+                if free(&numbered) {
+                    break numbered;
+                }
+            };
+            fresh.next.insert(candidate.to_string(), k);
+            new
         };
-        fresh.next.insert(id.to_string(), k);
         fresh.given.insert(new.clone());
         new
     }

@@ -302,8 +302,17 @@ fn give_a_valid_id(fx: &mut Fixer, v: &Violation) {
         }
         _ => return,
     };
+    if fx.renames.contains_key(id) {
+        return; // its call or another of its results came first
+    }
     if let Some(new) = conforming_id(fx.a, id) {
         if new != id {
+            // An id cleaned of its characters may be one the body has already (`call.1`
+            // beside `call_1`): the rename then takes a number, so no two calls share it.
+            let new = match d {
+                Dialect::Anthropic => fx.unused_id(&new, usize::MAX),
+                _ => new,
+            };
             fx.renames.insert(id.to_string(), new);
         }
     }
