@@ -151,8 +151,8 @@ pub(crate) const TOOL_CALL_WITHOUT_RESULT: RuleSpec = RuleSpec {
             source: "provider-errors.jsonl anthropic-19",
         },
     ],
-    repair: Repair::Always("By default an error result saying the call was interrupted is inserted where the dialect wants it (policy drop-call removes the call instead); for DeepSeek Responses the late output is moved up to right after its call. Calls already reported as duplicates or id-less, and Gemini turns reported by function-response-count, are left to those rules."),
-    doc: "Every provider requires each client tool call to be answered by a result carrying its id before the conversation moves on; a crashed tool, a user interrupt or a trimmed history leaves a call unanswered.\nThe check pairs calls and results by id (Gemini: by name and order when ids are absent) and reports each unanswered call, grouping the ids of one turn into one provider text.\nDeepSeek's Responses endpoint (deepseek profile) also rejects a call whose output comes only after another assistant item (message or reasoning); that is reported here too, as DeepSeek words it.\nMust not flag: Anthropic `server_tool_use` (answered by the server in the same message), a call answered by an error result, a legacy chat `function_call` answered by a `function` message, Responses outputs placed after all parallel calls.\nGemini's text for this case (gemini-02) is quoted by the code but the evidence file files it under function-response-count.\nFix: insert an interrupted/error result (or drop the call with --missing-result drop-call), or move the late DeepSeek output up.\nBedrock Converse names the message that should hold the results, not the call's; the synthesized result is a toolResult with status error.",
+    repair: Repair::Always("By default an error result saying the call was interrupted is inserted where the dialect wants it (policy drop-call removes the call instead); for DeepSeek Responses the late output is moved up to right after its call. An exact copy (id, name, arguments) of a call that is answered elsewhere is a replay and is dropped, wherever it sits: a result with its id would answer the other copy too. Calls already reported as duplicates or id-less, and Gemini turns reported by function-response-count, are left to those rules."),
+    doc: "Every provider requires each client tool call to be answered by a result carrying its id before the conversation moves on; a crashed tool, a user interrupt or a trimmed history leaves a call unanswered.\nThe check pairs calls and results by id (Gemini: by name and order when ids are absent) and reports each unanswered call, grouping the ids of one turn into one provider text.\nDeepSeek's Responses endpoint (deepseek profile) also rejects a call whose output comes only after another assistant item (message or reasoning); that is reported here too, as DeepSeek words it.\nMust not flag: Anthropic `server_tool_use` (answered by the server in the same message), a call answered by an error result, a legacy chat `function_call` answered by a `function` message, Responses outputs placed after all parallel calls.\nGemini's text for this case (gemini-02) is quoted by the code but the evidence file files it under function-response-count.\nFix: insert an interrupted/error result (or drop the call with --missing-result drop-call), or move the late DeepSeek output up. An unanswered exact copy of a call answered elsewhere (a replayed step whose copy landed before the answered call, even at the head of the history) is dropped instead: no result can be made for it, as its id would answer the other copy too.\nBedrock Converse names the message that should hold the results, not the call's; the synthesized result is a toolResult with status error.",
     example: r#"{
   "model": "gpt-4o",
   "messages": [
@@ -291,8 +291,8 @@ pub(crate) const DUPLICATE_CALL_ID: RuleSpec = RuleSpec {
             source: "provider-errors.jsonl openai_chat-39",
         },
     ],
-    repair: Repair::Sometimes("Drops a second result for an already answered call, a replayed identical copy of a call (unanswered, or answered by the same result as the first), and a replayed identical Responses item (or a second reasoning item with the same id); a different Responses message keeps its content without the id. A different call that reuses the id of a call in an earlier turn, or an identical one answered by a different result (a tool without arguments called twice), gets a fresh id (`<id>_2`, then `<id>_3` and on for each later reuse, all in one pass), and so does the result that answers it by position. Two different calls of one turn that share an id are reported and left alone: which result answers which would be a guess."),
-    doc: "Providers identify calls by id: OpenAI rejects two tool messages answering the same `tool_call_id`, Anthropic rejects two `tool_use` blocks with one id, and the Responses API rejects two input items with the same item id (\"Duplicate item found with id …\").\nThe check records every client call id; a second call with a known id, or a second result for an answered call, is flagged (and not reported again as unanswered). In Responses it also flags any msg_/rs_/fc_ item id seen twice.\nMust not flag: the same tool called twice with distinct ids, identical result contents for distinct calls, an Anthropic server tool result that repeats its own server_tool_use id.\nOpenAI has no recorded text for two chat calls sharing an id, and Gemini none at all, so those findings carry no provider text.\nA result answers the first unanswered call with its id in the call run it follows, else the first unanswered call with its id in the latest turn that has one: a client that reused an id in a later turn answers the later call there, and that result is not a second answer to the first call.\nFix: drop exact replays (the call and its result as the first time) and second answers; rename a later call that reused an earlier id, with its result, also when the call is identical but its result differs; leave different calls of one turn sharing an id for a human.\nResponses continuing `previous_response_id`: an output item of that response sent again (its id carries the response's key, the 16 hex digits after the prefix that resp_, rs_, fc_ and msg_ ids of one response share) is a duplicate of what the provider holds (openai_responses-07, \"Duplicate item found with id …\"); repair drops it. Items of older responses are not flagged: their key proves nothing about the chain.",
+    repair: Repair::Sometimes("Drops a second result for an already answered call, a replayed identical copy of a call (unanswered, or answered by the same result as the first; an unanswered copy before the answered call goes with its tool-call-without-result finding, and the answered call keeps its id), and a replayed identical Responses item (or a second reasoning item with the same id); a different Responses message keeps its content without the id. A different call that reuses the id of a call in an earlier turn, or an identical one answered by a different result (a tool without arguments called twice), gets a fresh id (`<id>_2`, then `<id>_3` and on for each later reuse, all in one pass), and so does the result that answers it by position. Two different calls of one turn that share an id are reported and left alone: which result answers which would be a guess."),
+    doc: "Providers identify calls by id: OpenAI rejects two tool messages answering the same `tool_call_id`, Anthropic rejects two `tool_use` blocks with one id, and the Responses API rejects two input items with the same item id (\"Duplicate item found with id …\").\nThe check records every client call id; a second call with a known id, or a second result for an answered call, is flagged (and not reported again as unanswered). In Responses it also flags any msg_/rs_/fc_ item id seen twice.\nMust not flag: the same tool called twice with distinct ids, identical result contents for distinct calls, an Anthropic server tool result that repeats its own server_tool_use id.\nOpenAI has no recorded text for two chat calls sharing an id, and Gemini none at all, so those findings carry no provider text.\nA result answers the first unanswered call with its id in the call run it follows, else the first unanswered call with its id in the latest turn that has one: a client that reused an id in a later turn answers the later call there, and that result is not a second answer to the first call.\nFix: drop exact replays (the call and its result as the first time) and second answers (an unanswered copy before the answered call is the replay: it goes with its tool-call-without-result finding, and the answered call is not renamed); rename a later call that reused an earlier id, with its result, also when the call is identical but its result differs; leave different calls of one turn sharing an id for a human.\nResponses continuing `previous_response_id`: an output item of that response sent again (its id carries the response's key, the 16 hex digits after the prefix that resp_, rs_, fc_ and msg_ ids of one response share) is a duplicate of what the provider holds (openai_responses-07, \"Duplicate item found with id …\"); repair drops it. Items of older responses are not flagged: their key proves nothing about the chain.",
     example: r#"{
   "model": "gpt-4o",
   "messages": [
@@ -342,7 +342,7 @@ pub(crate) const FUNCTION_RESPONSE_COUNT: RuleSpec = RuleSpec {
             source: "provider-errors.jsonl gemini-02",
         },
     ],
-    repair: Repair::Always("Adds an error response for each call of the call turn that has none (or drops those calls with --missing-result drop-call), moves a response that answers a call of an earlier turn back next to it, and drops a response that answers no call of the turn before."),
+    repair: Repair::Always("Adds an error response for each call of the call turn that has none (or drops those calls with --missing-result drop-call; a call that is an exact copy of one answered in another turn is dropped as a replay), moves a response that answers a call of an earlier turn back next to it, and drops a response that answers no call of the turn before."),
     doc: "Gemini requires the turn after a model turn with N function calls to hold exactly N function responses.\nThe check counts client calls in each model turn and responses in the next turn; when that turn holds responses and the counts differ it reports one finding on the response turn and silences the pairing findings of both turns (which would repeat it).\nMust not flag: parallel calls answered in another order, parallel calls of one function without ids matched by name and order.\nFix: complete, move or drop responses until the counts match.",
     example: r#"{
   "contents": [
@@ -1209,7 +1209,55 @@ fn answer_the_call(fx: &mut Fixer, v: &Violation) {
         }
         return;
     }
+    if drop_a_replayed_copy(fx, v.rule, v.path.clone(), n) {
+        return;
+    }
     fx.answer_or_drop(v.rule, v.path.clone(), n, "result");
+}
+
+/// The answered call that the unanswered call at node `n` is an exact copy of (its id,
+/// name, arguments and signature): `n` is then a replay of that step whose result stayed
+/// with the other copy, wherever the two sit. Only the first call with an id is not
+/// reported as a duplicate, so when a replayed copy lands before the answered call (a
+/// history that opens with it, a swap), the unanswered one is the first: no result may
+/// be synthesized for it (one with its id would answer the other copy too), and the
+/// duplicate's fix keeps the answered copy. `None` when `n` has a result, no id, or no
+/// answered exact copy (a different call that shares the id is a duplicate to report).
+fn answered_copy_of(fx: &Fixer, n: usize) -> Option<usize> {
+    let NodeKind::Call {
+        call_id: Some(id),
+        kind: CallKind::Client,
+        ..
+    } = fx.chain().nodes[n].kind
+    else {
+        return None;
+    };
+    if fx.result_of.contains_key(&n) {
+        return None;
+    }
+    let value = fx.value_of(n)?;
+    fx.calls()
+        .with_call_id(id)
+        .iter()
+        .copied()
+        .find(|&m| m != n && fx.result_of.contains_key(&m) && fx.value_of(m) == Some(value))
+}
+
+/// Drop the unanswered call at node `n` when it is a replayed copy of an answered call
+/// (see [`answered_copy_of`]); whether it did. The caller has claimed `n`.
+fn drop_a_replayed_copy(fx: &mut Fixer, rule: Rule, path: String, n: usize) -> bool {
+    let Some(m) = answered_copy_of(fx, n) else {
+        return false;
+    };
+    fx.drop_node(n);
+    let chain = fx.chain();
+    let detail = format!(
+        "dropped a replayed copy of {}: its exact copy at {} is answered",
+        fx.describe_call(n),
+        chain.nodes[m].ptr
+    );
+    fx.note(rule, path, "drop", detail);
+    true
 }
 
 /// `tool-result-without-call`: a result naming its call's item id gets the call id; a
@@ -1349,6 +1397,12 @@ fn drop_replayed_call(fx: &mut Fixer, v: &Violation, n: usize, id: &str) {
         .flatten()
         .filter_map(|i| same_id.get(i))
         .any(|&k| k != n && chain.nodes[k].turn() == turn);
+    // An unanswered exact copy before it is the replay, not this answered call: that
+    // copy's own unanswered finding drops it, and this call keeps its id.
+    let answered = fx.result_of.contains_key(&n);
+    if answered && answered_copy_of(fx, first).is_some() && fx.value_of(first) == fx.value_of(n) {
+        return;
+    }
     if !fx.claim(n) {
         return;
     }
@@ -1471,11 +1525,17 @@ fn balance_the_responses(fx: &mut Fixer, v: &Violation) {
 }
 
 fn respond_to_unanswered(fx: &mut Fixer, v: &Violation, k: usize) {
+    let path = fx.chain().nodes[k].ptr.render();
+    if answered_copy_of(fx, k).is_some() {
+        if fx.claim(k) {
+            drop_a_replayed_copy(fx, v.rule, path, k);
+        }
+        return;
+    }
     // A call is dropped once a pass; an interrupted response may be added for it anyway.
     if fx.opts.missing_result == MissingResult::DropCall && !fx.claim(k) {
         return;
     }
-    let path = fx.chain().nodes[k].ptr.render();
     fx.answer_or_drop(v.rule, path, k, "response");
 }
 

@@ -564,20 +564,27 @@ fn put_thinking_first(fx: &mut Fixer, v: &Violation) {
         .filter(|m| matches!(m.kind, NodeKind::Reasoning { .. }))
         .filter_map(|m| m.ptr.sub_index().map(|j| j as usize))
         .collect();
-    let (thinking, rest): (Vec<_>, Vec<_>) = blocks
+    // As edits of the blocks where they are (each thinking block dropped there and put
+    // back before the first block), not the message written anew: another fix of this
+    // pass may address a block of the message by its index (a call dropped, an id set),
+    // and on a reordered message that index would name another block.
+    let front: Vec<_> = thinking_at
         .iter()
-        .enumerate()
-        .partition(|(j, _)| thinking_at.contains(j));
-    let reordered: Vec<_> = thinking
-        .into_iter()
-        .chain(rest)
-        .map(|(_, b)| b.clone())
+        .filter_map(|&j| blocks.get(j).map(|b| (j, b.clone())))
         .collect();
-    let mut item = item.clone();
-    if let Some(o) = item.as_object_mut() {
-        o.insert("content".into(), serde_json::Value::Array(reordered));
+    let Some(&(first, _)) = front.first() else {
+        return;
+    };
+    if !fx.plan.drop_subs.insert((i, "content", first)) {
+        return; // already put first this pass
     }
-    fx.plan.replace_items.insert(i, item);
+    let mut moved = Vec::with_capacity(front.len());
+    for (j, b) in front {
+        fx.plan.drop_subs.insert((i, "content", j));
+        moved.push(b);
+    }
+    let at_start = fx.plan.insert_subs.entry((i, "content", 0)).or_default();
+    at_start.splice(0..0, moved);
     let detail = "moved the thinking blocks back to the start of the message";
     fx.note(v.rule, v.path.clone(), "reorder", detail.into());
 }
