@@ -418,6 +418,33 @@ pub(crate) fn malformed(out: &mut Vec<Violation>, ptr: Ptr, field: Option<&str>,
     out.push(Violation::error(Rule::Malformed, path, message));
 }
 
+/// A call's or result's id as the chain reads it: the string, or `None` when it is
+/// absent or null. An id of another type (a number, an object) reads as `None` too, but
+/// it is there: a `malformed` finding says what it is at its pointer (`at` gives the
+/// pointer and the id's name for the message, and is called only then). The finding has
+/// no reshape, so repair leaves the item alone rather than act on an id it misread. Every
+/// reader's ids go through here, so each dialect says it one way.
+pub(crate) fn string_id<'a, J: Json<'a>>(
+    id: Option<J>,
+    out: &mut Vec<Violation>,
+    at: impl FnOnce() -> (String, String),
+) -> Option<&'a str> {
+    match id {
+        Some(s) if s.is_string() => s.str(),
+        Some(n) if n.is_null() => None,
+        None => None,
+        Some(other) => {
+            let (path, name) = at();
+            out.push(Violation::error(
+                Rule::Malformed,
+                path,
+                format!("{name} is {} but must be a string", kind_in(other)),
+            ));
+            None
+        }
+    }
+}
+
 /// The body's history array under `root`, marked as present on the chain; `None`, with
 /// a `malformed` finding that says what was found instead, when it is missing or of
 /// another type (`items` names what the array holds, for the message).
