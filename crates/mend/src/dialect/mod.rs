@@ -418,6 +418,33 @@ pub(crate) fn malformed(out: &mut Vec<Violation>, ptr: Ptr, field: Option<&str>,
     out.push(Violation::error(Rule::Malformed, path, message));
 }
 
+/// A call's or result's id as the chain reads it: the string, or `None` when it is
+/// absent or null. An id of another type (a number, an object) reads as `None` too, but
+/// it is there: a `malformed` finding says what it is at its pointer (`at` gives the
+/// pointer and the id's name for the message, and is called only then). The finding has
+/// no reshape, so repair leaves the item alone rather than act on an id it misread. Every
+/// reader's ids go through here, so each dialect says it one way.
+pub(crate) fn string_id<'a, J: Json<'a>>(
+    id: Option<J>,
+    out: &mut Vec<Violation>,
+    at: impl FnOnce() -> (String, String),
+) -> Option<&'a str> {
+    match id {
+        Some(s) if s.is_string() => s.str(),
+        Some(n) if n.is_null() => None,
+        None => None,
+        Some(other) => {
+            let (path, name) = at();
+            out.push(Violation::error(
+                Rule::Malformed,
+                path,
+                format!("{name} is {} but must be a string", kind_in(other)),
+            ));
+            None
+        }
+    }
+}
+
 /// The body's history array under `root`, marked as present on the chain; `None`, with
 /// a `malformed` finding that says what was found instead, when it is missing or of
 /// another type (`items` names what the array holds, for the message).
@@ -558,6 +585,82 @@ mod tests {
         assert_eq!(detect(&claude), Ok(Dialect::Anthropic));
         let adaptive = json!({"messages": user, "max_tokens": 9, "thinking": {"type": "adaptive"}});
         assert_eq!(detect(&adaptive), Ok(Dialect::Anthropic));
+    }
+
+    /// Every reader says a call or result id of another type than a string in one way:
+    /// `malformed` at the id's pointer, naming the field and what it is; null is no id.
+    #[test]
+    fn an_id_of_another_type_is_malformed_at_its_pointer_in_every_dialect() {
+        let malformed_ids = |d: Dialect, body: Value| -> Vec<(String, String)> {
+            let mut out = Vec::new();
+            d.build_chain(&body, &mut out);
+            out.into_iter()
+                .filter(|v| v.rule == Rule::Malformed)
+                .map(|v| (v.path, v.message))
+                .collect()
+        };
+        let user = json!({"role": "user", "content": "x"});
+        let chat = json!({"messages": [user,
+            {"role": "assistant", "tool_calls": [{"id": 7, "type": "function",
+                "function": {"name": "f", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": null, "content": "ok"}]});
+        let responses = json!({"input": [
+            {"type": "function_call", "call_id": [1], "name": "f", "arguments": "{}"}]});
+        let anthropic = json!({"max_tokens": 9, "messages": [user,
+            {"role": "assistant", "content": [
+                {"type": "tool_use", "id": 7, "name": "f", "input": {}},
+                {"type": "mcp_tool_use", "id": true, "name": "g", "server_name": "s", "input": {}},
+                {"type": "mcp_tool_result", "tool_use_id": null, "content": []}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": {"id": "x"}}]}]});
+        let converse = json!({"messages": [
+            {"role": "assistant", "content": [{"toolUse": {"toolUseId": 7, "name": "f", "input": {}}}]},
+            {"role": "user", "content": [{"toolResult": {"toolUseId": {"S": "x"}, "content": []}}]}]});
+        let gemini = json!({"contents": [
+            {"role": "model", "parts": [{"function_call": {"id": 7, "name": "f", "args": {}}}]},
+            {"role": "user", "parts": [{"functionResponse": {"id": null, "name": "f", "response": {}}}]}]});
+        let pair = |p: &str, m: &str| (p.to_string(), m.to_string());
+        assert_eq!(
+            malformed_ids(Dialect::OpenAiChat, chat),
+            [pair(
+                "/messages/1/tool_calls/0/id",
+                "messages[1].tool_calls[0].id is a number but must be a string"
+            )]
+        );
+        assert_eq!(
+            malformed_ids(Dialect::OpenAiResponses, responses),
+            [pair(
+                "/input/0/call_id",
+                "input[0].call_id is an array but must be a string"
+            )]
+        );
+        assert_eq!(
+            malformed_ids(Dialect::Anthropic, anthropic),
+            [
+                pair("/messages/1/content/0/id", "messages[1].content[0].id (tool_use) is a number but must be a string"),
+                pair("/messages/1/content/1/id", "messages[1].content[1].id (mcp_tool_use) is a boolean but must be a string"),
+                pair("/messages/2/content/0/tool_use_id", "messages[2].content[0].tool_use_id (tool_result) is an object but must be a string"),
+            ]
+        );
+        assert_eq!(
+            malformed_ids(Dialect::BedrockConverse, converse),
+            [
+                pair(
+                    "/messages/0/content/0/toolUse/toolUseId",
+                    "messages[0].content[0].toolUse.toolUseId is a number but must be a string"
+                ),
+                pair(
+                    "/messages/1/content/0/toolResult/toolUseId",
+                    "messages[1].content[0].toolResult.toolUseId is an object but must be a string"
+                ),
+            ]
+        );
+        assert_eq!(
+            malformed_ids(Dialect::Gemini, gemini),
+            [pair(
+                "/contents/0/parts/0/function_call/id",
+                "contents[0].parts[0].function_call.id is a number but must be a string"
+            )]
+        );
     }
 
     #[test]

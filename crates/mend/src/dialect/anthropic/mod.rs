@@ -8,7 +8,7 @@
 use serde_json::Value;
 
 use super::openai_chat::approx_size;
-use super::{kind_in as kind_of, malformed, nonempty_string};
+use super::{kind_in as kind_of, malformed, nonempty_string, string_id};
 use crate::chain::{CallKind, Chain, NodeKind, Ptr, Role};
 use crate::json::{Json, Kind};
 use crate::violation::Violation;
@@ -288,17 +288,18 @@ fn map_block<'a, J: Json<'a>>(
                 format!("messages.{i}.content.{j}.{ty}.input: Input should be a valid dictionary"),
                 crate::violation::Defect::ToolInputNotObject,
             );
-            return map_call_block(ty, s("id"), s("name"), p, chain);
+            let id = block_id(i, j, b, ty, "id", p, out);
+            return map_call_block(ty, id, s("name"), p, chain);
         }
         "tool_use" => NodeKind::Call {
-            call_id: s("id"),
+            call_id: block_id(i, j, b, ty, "id", p, out),
             name: s("name"),
             kind: CallKind::Client,
             wire: chain.wire("tool_use"),
             signed: false,
         },
         "server_tool_use" | "mcp_tool_use" => NodeKind::Call {
-            call_id: s("id"),
+            call_id: block_id(i, j, b, ty, "id", p, out),
             name: s("name"),
             kind: CallKind::Server,
             wire: chain.wire(if ty == "server_tool_use" {
@@ -309,13 +310,13 @@ fn map_block<'a, J: Json<'a>>(
             signed: false,
         },
         "tool_result" => NodeKind::Result {
-            call_id: s("tool_use_id"),
+            call_id: block_id(i, j, b, ty, "tool_use_id", p, out),
             name: None,
             kind: CallKind::Client,
             wire: chain.wire("tool_result"),
         },
         t if t.ends_with("_tool_result") => NodeKind::Result {
-            call_id: s("tool_use_id"),
+            call_id: block_id(i, j, b, ty, "tool_use_id", p, out),
             name: None,
             kind: CallKind::Server,
             wire: chain.wire(t),
@@ -342,6 +343,25 @@ fn map_block<'a, J: Json<'a>>(
         t => NodeKind::Other { wire: t },
     };
     chain.push(kind, p);
+}
+
+/// A call's `id` or a result's `tool_use_id` (`key`) of block `messages[i].content[j]`
+/// (of type `ty`): Anthropic types both as strings.
+fn block_id<'a, J: Json<'a>>(
+    i: usize,
+    j: usize,
+    b: J,
+    ty: &str,
+    key: &str,
+    p: Ptr,
+    out: &mut Vec<Violation>,
+) -> Option<&'a str> {
+    string_id(b.get(key), out, || {
+        (
+            p.render_with(key),
+            format!("messages[{i}].content[{j}].{key} ({ty})"),
+        )
+    })
 }
 
 /// A call block's node (its input judged apart).

@@ -8,7 +8,7 @@
 use serde_json::Value;
 
 use super::openai_chat::approx_size;
-use super::{kind_in as kind_of, malformed, nonempty_string, not_an_object};
+use super::{kind_in as kind_of, malformed, nonempty_string, not_an_object, string_id};
 use crate::chain::{CallKind, Chain, NodeKind, Ptr, Role};
 use crate::json::{Json, Kind};
 use crate::violation::{Defect, Violation};
@@ -159,8 +159,8 @@ fn map_part<'a, J: Json<'a>>(
         match k {
             "thoughtSignature" | "thought_signature" => signature = Some(v),
             "thought" => thought = v.as_bool().unwrap_or(false),
-            "functionCall" | "function_call" => fcall = Some(v),
-            "functionResponse" | "function_response" => fresp = Some(v),
+            "functionCall" | "function_call" => fcall = Some((k, v)),
+            "functionResponse" | "function_response" => fresp = Some((k, v)),
             "text" => text = Some(v),
             "inlineData" | "inline_data" | "fileData" | "file_data" => media = true,
             "executableCode"
@@ -180,7 +180,7 @@ fn map_part<'a, J: Json<'a>>(
     if signed {
         chain.facts.signatures_seen = true;
     }
-    let kind = if let Some(fc) = fcall {
+    let kind = if let Some((key, fc)) = fcall {
         if !fc.is_object() {
             malformed(
                 out,
@@ -195,13 +195,13 @@ fn map_part<'a, J: Json<'a>>(
         }
         struct_args(i, j, p, fc, pptr, chain, out);
         NodeKind::Call {
-            call_id: fc.get("id").and_then(J::str),
+            call_id: part_id(i, j, key, fc, pptr, out),
             name: fc.get("name").and_then(J::str),
             kind: CallKind::Client,
             wire: chain.wire("functionCall"),
             signed,
         }
-    } else if let Some(fr) = fresp {
+    } else if let Some((key, fr)) = fresp {
         if !fr.is_object() {
             malformed(
                 out,
@@ -216,7 +216,7 @@ fn map_part<'a, J: Json<'a>>(
         }
         struct_response(i, j, p, fr, pptr, chain, out);
         NodeKind::Result {
-            call_id: fr.get("id").and_then(J::str),
+            call_id: part_id(i, j, key, fr, pptr, out),
             name: fr.get("name").and_then(J::str),
             kind: CallKind::Client,
             wire: chain.wire("functionResponse"),
@@ -263,6 +263,25 @@ fn map_part<'a, J: Json<'a>>(
         NodeKind::Empty
     };
     chain.push(kind, pptr);
+}
+
+/// The optional `id` of a `functionCall` or `functionResponse` (`key`, as written; its
+/// value `v`) of part `contents[i].parts[j]`: a protobuf string, which Gemini refuses as a
+/// number ("Invalid value at '…' (TYPE_STRING), 4"); null is no id.
+fn part_id<'a, J: Json<'a>>(
+    i: usize,
+    j: usize,
+    key: &str,
+    v: J,
+    pptr: Ptr,
+    out: &mut Vec<Violation>,
+) -> Option<&'a str> {
+    string_id(v.get("id"), out, || {
+        (
+            format!("{}/{key}/id", pptr.render()),
+            format!("contents[{i}].parts[{j}].{key}.id"),
+        )
+    })
 }
 
 /// `functionCall.args` is a protobuf Struct: a client that kept the arguments as text

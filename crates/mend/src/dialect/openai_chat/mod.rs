@@ -7,7 +7,7 @@
 
 use serde_json::Value;
 
-use super::{kind_in as kind_of, malformed};
+use super::{kind_in as kind_of, malformed, string_id};
 use crate::chain::{CallKind, Chain, NodeKind, Ptr, Role};
 use crate::json::Json;
 use crate::violation::{Defect, Rule, Violation};
@@ -373,23 +373,12 @@ fn map_result<'a, J: Json<'a>>(
     chain: &mut Chain<'a>,
     out: &mut Vec<Violation>,
 ) {
-    let call_id = match f.tool_call_id {
-        Some(s) if s.is_string() => s.str(),
-        Some(n) if n.is_null() => None,
-        None => None,
-        Some(other) => {
-            malformed(
-                out,
-                ptr,
-                Some("tool_call_id"),
-                format!(
-                    "messages[{i}].tool_call_id is {} but must be a string",
-                    kind_of(other)
-                ),
-            );
-            None
-        }
-    };
+    let call_id = string_id(f.tool_call_id, out, || {
+        (
+            ptr.render_with("tool_call_id"),
+            format!("messages[{i}].tool_call_id"),
+        )
+    });
     let name = f.name.and_then(J::str);
     let wire = chain.wire(wire_role);
     chain.push(
@@ -423,23 +412,12 @@ fn map_call<'a, J: Json<'a>>(
         );
         return;
     }
-    let call_id = match c.get("id") {
-        Some(s) if s.is_string() => s.str(),
-        Some(n) if n.is_null() => None,
-        None => None,
-        Some(other) => {
-            malformed(
-                out,
-                cptr,
-                Some("id"),
-                format!(
-                    "messages[{i}].tool_calls[{j}].id is {} but must be a string",
-                    kind_of(other)
-                ),
-            );
-            None
-        }
-    };
+    let call_id = string_id(c.get("id"), out, || {
+        (
+            cptr.render_with("id"),
+            format!("messages[{i}].tool_calls[{j}].id"),
+        )
+    });
     let func = c.get("function").or_else(|| c.get("custom"));
     let name = func.and_then(|f| f.get("name")).and_then(J::str);
     match name {

@@ -8,7 +8,7 @@
 use serde_json::Value;
 
 use super::openai_chat::approx_size;
-use super::{kind_in as kind_of, malformed, nonempty_string};
+use super::{kind_in as kind_of, malformed, nonempty_string, string_id};
 use crate::chain::{CallKind, Chain, NodeKind, Ptr, Role};
 use crate::json::Json;
 use crate::violation::{Defect, Rule, Violation};
@@ -300,23 +300,9 @@ fn call_id_of<'a, J: Json<'a>>(
     ptr: Ptr,
     out: &mut Vec<Violation>,
 ) -> Option<&'a str> {
-    match call_id {
-        Some(s) if s.is_string() => s.str(),
-        None => None,
-        Some(n) if n.is_null() => None,
-        Some(other) => {
-            malformed(
-                out,
-                ptr,
-                Some("call_id"),
-                format!(
-                    "input[{i}].call_id is {} but must be a string",
-                    kind_of(other)
-                ),
-            );
-            None
-        }
-    }
+    string_id(call_id, out, || {
+        (ptr.render_with("call_id"), format!("input[{i}].call_id"))
+    })
 }
 
 fn map_message<'a, J: Json<'a>>(
