@@ -309,27 +309,6 @@ impl<'p, 'a> Fixer<'p, 'a> {
         }
     }
 
-    /// Whether the call (`is_call`) or result at node `n` holds an id that is not a
-    /// string (a number, an object): the chain reads it as no id, but it is there, so
-    /// a fix for an id-less node would drop data it misread.
-    pub(crate) fn id_of_another_type(&self, n: usize, is_call: bool) -> bool {
-        let d = self.dialect();
-        let Some(mut v) = self.value_of(n) else {
-            return false;
-        };
-        if d == Dialect::BedrockConverse {
-            let (call, result) = dialect::bedrock_converse::INNER;
-            match v.get(if is_call { call } else { result }) {
-                Some(inner) => v = inner,
-                None => return false,
-            }
-        }
-        !matches!(
-            v.get(id_field(d, is_call)),
-            None | Some(Value::Null | Value::String(_))
-        )
-    }
-
     /// "call `id` to `name`", for reports.
     pub(crate) fn describe_call(&self, n: usize) -> String {
         describe_call(self.a, n)
@@ -845,7 +824,6 @@ fn dialect_result_as_text(d: Dialect, value: &Value) -> Value {
     }
 }
 
-/// The edit that sets the call id on a call (`is_call`) or result node.
 /// The field that holds a call's id (`is_call`) or a result's call id in a dialect.
 fn id_field(d: Dialect, is_call: bool) -> &'static str {
     match (d, is_call) {
@@ -857,6 +835,7 @@ fn id_field(d: Dialect, is_call: bool) -> &'static str {
     }
 }
 
+/// The edit that sets the call id on a call (`is_call`) or result node.
 fn id_field_edit(d: Dialect, ptr: Ptr, is_call: bool, id: &str) -> Option<FieldEdit> {
     let field = id_field(d, is_call);
     if d == Dialect::Gemini {

@@ -266,11 +266,11 @@ pub(crate) fn nameless_response(ctx: &Ctx, n: usize) -> Violation {
 /// `invalid-call-id`: an id of the wrong form is renamed (on the call and its results
 /// alike); a call with no id, that no orphan result proves, is dropped (no result can
 /// ever answer it); a result with no call id is an orphan. An id of another type than a
-/// string is reported and left alone.
+/// string never comes here: its reader reports it as `malformed`, and repair then runs no
+/// other fix while that item stands.
 fn give_a_valid_id(fx: &mut Fixer, v: &Violation) {
     let Some(n) = v.loc.node else { return };
     let d = fx.dialect();
-    let is_call = matches!(fx.chain().nodes[n].kind, NodeKind::Call { .. });
     let id = match fx.chain().nodes[n].kind {
         NodeKind::Call {
             call_id: Some(id), ..
@@ -278,11 +278,6 @@ fn give_a_valid_id(fx: &mut Fixer, v: &Violation) {
         | NodeKind::Result {
             call_id: Some(id), ..
         } if !id.is_empty() => id,
-        // An id of another type (a number) is not no id: the fix would drop a call or a
-        // result that is there, on a misreading. Reported, left as it is.
-        NodeKind::Call { .. } | NodeKind::Result { .. } if fx.id_of_another_type(n, is_call) => {
-            return
-        }
         NodeKind::Call { .. } if d != Dialect::Gemini => {
             if fx.claim(n) {
                 fx.drop_node(n);
