@@ -2,8 +2,10 @@
 # dialect: N parallel calls answered in reverse order (par), N orphan results (orph),
 # N id-less Gemini calls of distinct names answered in reverse (gm-name), one chat call
 # answered N times (ch-dup), one id reused in N turns (ch-reuse), N Responses messages
-# sharing one item id (rs-item). Check and repair must grow linearly with N; measure with
-# callgrind (docs/PERFORMANCE.md). Usage: python3 adversarial.py OUT_DIR [N...]
+# sharing one item id (rs-item), N results renamed away from their calls (ch-renamed),
+# N unanswered calls (ch-unanswered), Gemini responses split over two turns (gm-split).
+# Check and repair must grow linearly with N; measure with callgrind
+# (docs/PERFORMANCE.md). Usage: python3 adversarial.py OUT_DIR [N...]
 import json, os, sys
 OUT = sys.argv[1]
 os.makedirs(OUT, exist_ok=True)
@@ -55,3 +57,16 @@ for N in map(int, sys.argv[2:] or ['5000', '10000', '20000']):
     w(f'rs-item{N}', rs([{"role": "user", "content": "go"}] + [m for t in range(N) for m in (
         {"type": "message", "id": "msg_1", "role": "assistant", "content": [{"type": "output_text", "text": f"t{t}"}]},
         {"role": "user", "content": "more"})]))
+    # Every tool message names an id no call has (N orphans and N unanswered calls, one
+    # per step); N unanswered calls in one turn; Gemini responses of two parallel calls
+    # sent in two turns at every one of N/2 steps
+    w(f'ch-renamed{N}', ch([{"role": "user", "content": "go"}] + [m for i in range(N) for m in (
+        {"role": "assistant", "content": None, "tool_calls": [{"id": f"call_{i}", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": f"x_{i}", "content": "ok"})]))
+    w(f'ch-unanswered{N}', ch([{"role": "user", "content": "go"}, {"role": "assistant", "content": None,
+        "tool_calls": [{"id": f"c{i}", "type": "function", "function": {"name": "f", "arguments": "{}"}} for i in range(N)]},
+        {"role": "user", "content": "next"}]))
+    w(f'gm-split{N}', gm([gu] + [m for _ in range(N // 2) for m in (
+        {"role": "model", "parts": [{"functionCall": {"name": "a", "args": {}}}, {"functionCall": {"name": "b", "args": {}}}]},
+        {"role": "user", "parts": [{"functionResponse": {"name": "a", "response": {}}}]},
+        {"role": "user", "parts": [{"functionResponse": {"name": "b", "response": {}}}]})], ["a", "b"]))
