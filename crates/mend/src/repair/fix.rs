@@ -403,7 +403,13 @@ impl<'p, 'a> Fixer<'p, 'a> {
         if !renames.is_empty() {
             crate::rules::ids::rename_ids(&mut self, &renames);
         }
-        for (target, values) in std::mem::take(&mut self.placed) {
+        for (target, mut values) in std::mem::take(&mut self.placed) {
+            if !renames.is_empty() {
+                let d = self.dialect();
+                values
+                    .iter_mut()
+                    .for_each(|v| crate::rules::ids::rename_placed_result(d, v, &renames));
+            }
             place(&mut self.plan, self.a, self.body, target, values);
         }
         self.plan
@@ -847,7 +853,7 @@ fn dialect_result_as_text(d: Dialect, value: &Value) -> Value {
 
 /// The edit that sets the call id on a call (`is_call`) or result node.
 /// The field that holds a call's id (`is_call`) or a result's call id in a dialect.
-fn id_field(d: Dialect, is_call: bool) -> &'static str {
+pub(crate) fn id_field(d: Dialect, is_call: bool) -> &'static str {
     match (d, is_call) {
         (Dialect::OpenAiChat, true) | (Dialect::Anthropic, true) | (Dialect::Gemini, _) => "id",
         (Dialect::OpenAiChat, false) => "tool_call_id",
