@@ -338,6 +338,17 @@ impl<'p, 'a> Fixer<'p, 'a> {
     /// A result for the call at node `n` saying it was interrupted (see [`synthesized`]).
     pub(crate) fn synthesized(&self, n: usize) -> Option<Value> {
         let text = self.opts.synthesized_text.as_deref().unwrap_or(INTERRUPTED);
+        // An id two calls share names neither: a result made for it would answer both.
+        // Looked up in the calls by id, not by a walk of the chain per call (thousands
+        // of unanswered calls made that quadratic).
+        if let NodeKind::Call {
+            call_id: Some(id), ..
+        } = self.a.chain.nodes[n].kind
+        {
+            if self.calls().with_call_id(id).len() > 1 {
+                return None;
+            }
+        }
         synthesized(self.a, self.body, n, text)
     }
 
@@ -813,17 +824,6 @@ fn synthesized(a: &Analysis, body: &Value, n: usize, text: &str) -> Option<Value
         return None;
     };
     let wire = a.chain.wire_text(wire);
-    if let Some(id) = call_id {
-        let shared = a
-            .chain
-            .nodes
-            .iter()
-            .enumerate()
-            .any(|(k, m)| k != n && m.is_call_with_id(id));
-        if shared {
-            return None;
-        }
-    }
     Some(match a.dialect {
         Dialect::OpenAiChat => dialect::openai_chat::synthesized_result(call_id?, text),
         Dialect::OpenAiResponses => {

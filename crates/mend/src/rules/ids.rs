@@ -326,7 +326,9 @@ fn give_a_valid_id(fx: &mut Fixer, v: &Violation) {
 pub(crate) fn restore_lost_ids(fx: &mut Fixer) {
     let a = fx.a;
     let chain = fx.chain();
-    for (r, (id, c)) in restorable_result_ids(a, &fx.result_of, &fx.call_of) {
+    let shared = |id: &str| fx.calls().with_call_id(id).len() > 1;
+    let found = restorable_result_ids(a, &fx.result_of, &fx.call_of, shared);
+    for (r, (id, c)) in found {
         fx.claim(r);
         fx.claim(c);
         if fx.set_call_id(chain.nodes[r].ptr, false, id) {
@@ -497,11 +499,13 @@ fn restorable_ids<'a>(
 }
 
 /// Results without a call id, alone where the results of exactly one unanswered call must
-/// sit: (result node) -> (that call's id, call node).
+/// sit: (result node) -> (that call's id, call node). `shared_call_id` says whether more
+/// than one call carries an id (the fixer's calls by id, not a walk of the chain per call).
 fn restorable_result_ids<'a>(
     a: &Analysis<'a>,
     result_of: &HashMap<usize, usize>,
     call_of: &HashMap<usize, usize>,
+    shared_call_id: impl Fn(&str) -> bool,
 ) -> Vec<(usize, (&'a str, usize))> {
     let chain = &a.chain;
     let mut out = Vec::new();
@@ -552,7 +556,7 @@ fn restorable_result_ids<'a>(
             })
             .collect();
         // An id two calls carry names neither of them: it proves nothing.
-        if unanswered.iter().any(|&(_, id)| shared_call_id(chain, id)) {
+        if unanswered.iter().any(|&(_, id)| shared_call_id(id)) {
             t = end;
             continue;
         }
@@ -571,16 +575,6 @@ fn restorable_result_ids<'a>(
         t = end;
     }
     out
-}
-
-/// Whether more than one call carries `id`.
-fn shared_call_id(chain: &crate::chain::Chain, id: &str) -> bool {
-    chain
-        .nodes
-        .iter()
-        .filter(|m| m.is_call_with_id(id))
-        .nth(1)
-        .is_some()
 }
 
 /// The turns, from `start` on, where the results of the calls just before must sit: the

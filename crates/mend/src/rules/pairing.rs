@@ -1435,7 +1435,10 @@ fn balance_the_responses(fx: &mut Fixer, v: &Violation) {
         return;
     };
     let chain = fx.chain();
-    for (k, node) in chain.nodes.iter().enumerate() {
+    // Only the call turn and the response turn are acted on: their nodes, not a walk of
+    // the whole chain per finding (a long loop of split responses made that quadratic).
+    let nodes = chain.turns[t - 1].first()..chain.turns[t].end();
+    for (k, node) in nodes.map(|k| (k, &chain.nodes[k])) {
         let client = |kind: &NodeKind| match kind {
             NodeKind::Call { kind, .. } | NodeKind::Result { kind, .. } => {
                 *kind == CallKind::Client

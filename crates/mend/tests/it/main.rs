@@ -12,6 +12,7 @@ mod next_cases;
 mod properties;
 mod recognize;
 mod reused_ids;
+mod scale;
 mod splice;
 mod support;
 mod usage;
