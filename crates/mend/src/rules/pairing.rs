@@ -952,25 +952,29 @@ impl<'a> Pairing<'_, 'a> {
             let ids: Vec<&str> = cis.iter().map(|&ci| shown(&self.calls[ci])).collect();
             for &ci in &cis {
                 let c = self.calls[ci];
+                // A call without an id (Gemini pairs by name) is not one whose id no
+                // result carries: say what does pair it.
+                let message = match (c.id, c.name) {
+                    (None, Some(name)) => format!(
+                        "call to `{name}` (no id) is never answered: no response of that name follows it"
+                    ),
+                    _ => format!(
+                        "call `{}`{} is never answered: no result carries its id",
+                        shown(&c),
+                        c.name
+                            .filter(|n| Some(*n) != c.id.or(c.name).filter(|_| c.id.is_none()))
+                            .map(|n| format!(" to `{n}`"))
+                            .unwrap_or_default()
+                    ),
+                };
                 out.push(
-                    ctx.at_node(
-                        Rule::ToolCallWithoutResult,
-                        c.node,
-                        format!(
-                            "call `{}`{} is never answered: no result carries its id",
-                            shown(&c),
-                            c.name
-                                .filter(|n| Some(*n) != c.id.or(c.name).filter(|_| c.id.is_none()))
-                                .map(|n| format!(" to `{n}`"))
-                                .unwrap_or_default()
-                        ),
-                    )
-                    .provider(Some(texts::unanswered_call(
-                        ctx.dialect,
-                        ctx.profile,
-                        &ids,
-                        ctx.turn_ix(turn),
-                    ))),
+                    ctx.at_node(Rule::ToolCallWithoutResult, c.node, message)
+                        .provider(Some(texts::unanswered_call(
+                            ctx.dialect,
+                            ctx.profile,
+                            &ids,
+                            ctx.turn_ix(turn),
+                        ))),
                 );
             }
         }

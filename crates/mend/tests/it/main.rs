@@ -7,6 +7,7 @@ mod catalog;
 mod check_paths;
 mod fixtures;
 mod json_tape;
+mod messages;
 mod mutations;
 mod next_cases;
 mod properties;
