@@ -317,6 +317,17 @@ impl<'p, 'a> Fixer<'p, 'a> {
     /// A result for the call at node `n` saying it was interrupted (see [`synthesized`]).
     pub(crate) fn synthesized(&self, n: usize) -> Option<Value> {
         let text = self.opts.synthesized_text.as_deref().unwrap_or(INTERRUPTED);
+        // An id two calls share names neither: a result made for it would answer both.
+        // Looked up in the calls by id, not by a walk of the chain per call (thousands
+        // of unanswered calls made that quadratic).
+        if let NodeKind::Call {
+            call_id: Some(id), ..
+        } = self.a.chain.nodes[n].kind
+        {
+            if self.calls().with_call_id(id).len() > 1 {
+                return None;
+            }
+        }
         synthesized(self.a, self.body, n, text)
     }
 
@@ -382,7 +393,13 @@ impl<'p, 'a> Fixer<'p, 'a> {
         if !renames.is_empty() {
             crate::rules::ids::rename_ids(&mut self, &renames);
         }
-        for (target, values) in std::mem::take(&mut self.placed) {
+        for (target, mut values) in std::mem::take(&mut self.placed) {
+            if !renames.is_empty() {
+                let d = self.dialect();
+                values
+                    .iter_mut()
+                    .for_each(|v| crate::rules::ids::rename_placed_result(d, v, &renames));
+            }
             place(&mut self.plan, self.a, self.body, target, values);
         }
         self.plan
@@ -786,17 +803,6 @@ fn synthesized(a: &Analysis, body: &Value, n: usize, text: &str) -> Option<Value
         return None;
     };
     let wire = a.chain.wire_text(wire);
-    if let Some(id) = call_id {
-        let shared = a
-            .chain
-            .nodes
-            .iter()
-            .enumerate()
-            .any(|(k, m)| k != n && m.is_call_with_id(id));
-        if shared {
-            return None;
-        }
-    }
     Some(match a.dialect {
         Dialect::OpenAiChat => dialect::openai_chat::synthesized_result(call_id?, text),
         Dialect::OpenAiResponses => {
@@ -825,7 +831,7 @@ fn dialect_result_as_text(d: Dialect, value: &Value) -> Value {
 }
 
 /// The field that holds a call's id (`is_call`) or a result's call id in a dialect.
-fn id_field(d: Dialect, is_call: bool) -> &'static str {
+pub(crate) fn id_field(d: Dialect, is_call: bool) -> &'static str {
     match (d, is_call) {
         (Dialect::OpenAiChat, true) | (Dialect::Anthropic, true) | (Dialect::Gemini, _) => "id",
         (Dialect::OpenAiChat, false) => "tool_call_id",

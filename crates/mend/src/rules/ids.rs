@@ -5,6 +5,7 @@
 //! maps to the same new one, so calls and results stay paired), and gives an id back to
 //! a call or result that lost it only where the history proves which it was.
 
+use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
 
 use crate::chain::{CallKind, NodeKind, Role};
@@ -320,7 +321,9 @@ fn give_a_valid_id(fx: &mut Fixer, v: &Violation) {
 pub(crate) fn restore_lost_ids(fx: &mut Fixer) {
     let a = fx.a;
     let chain = fx.chain();
-    for (r, (id, c)) in restorable_result_ids(a, &fx.result_of, &fx.call_of) {
+    let shared = |id: &str| fx.calls().with_call_id(id).len() > 1;
+    let found = restorable_result_ids(a, &fx.result_of, &fx.call_of, shared);
+    for (r, (id, c)) in found {
         fx.claim(r);
         fx.claim(c);
         if fx.set_call_id(chain.nodes[r].ptr, false, id) {
@@ -428,6 +431,27 @@ pub(crate) fn rename_ids(fx: &mut Fixer, renames: &BTreeMap<String, String>) {
     }
 }
 
+/// A result placed this pass (moved next to its call, or synthesized for it) was built
+/// from the body as the pass found it, so it still carries its call's old id: it gets
+/// the pass's rename too. Left out, the next pass finds it answering no call and drops
+/// it, and a moved result is the tool's real output, lost behind an "interrupted" one.
+pub(crate) fn rename_placed_result(
+    d: Dialect,
+    value: &mut Value,
+    renames: &BTreeMap<String, String>,
+) {
+    let holder = match d {
+        Dialect::BedrockConverse => value.get_mut(dialect::bedrock_converse::INNER.1),
+        _ => Some(value),
+    };
+    let field = crate::repair::id_field(d, false);
+    if let Some(Value::String(id)) = holder.and_then(|h| h.get_mut(field)) {
+        if let Some(new) = renames.get(id.as_str()) {
+            id.clone_from(new);
+        }
+    }
+}
+
 /// Calls without an id whose turn has exactly one such call, with exactly one result that
 /// answers nothing where that call's results must sit: (call node) -> (result node, id).
 fn restorable_ids<'a>(
@@ -470,11 +494,13 @@ fn restorable_ids<'a>(
 }
 
 /// Results without a call id, alone where the results of exactly one unanswered call must
-/// sit: (result node) -> (that call's id, call node).
+/// sit: (result node) -> (that call's id, call node). `shared_call_id` says whether more
+/// than one call carries an id (the fixer's calls by id, not a walk of the chain per call).
 fn restorable_result_ids<'a>(
     a: &Analysis<'a>,
     result_of: &HashMap<usize, usize>,
     call_of: &HashMap<usize, usize>,
+    shared_call_id: impl Fn(&str) -> bool,
 ) -> Vec<(usize, (&'a str, usize))> {
     let chain = &a.chain;
     let mut out = Vec::new();
@@ -525,7 +551,7 @@ fn restorable_result_ids<'a>(
             })
             .collect();
         // An id two calls carry names neither of them: it proves nothing.
-        if unanswered.iter().any(|&(_, id)| shared_call_id(chain, id)) {
+        if unanswered.iter().any(|&(_, id)| shared_call_id(id)) {
             t = end;
             continue;
         }
@@ -544,16 +570,6 @@ fn restorable_result_ids<'a>(
         t = end;
     }
     out
-}
-
-/// Whether more than one call carries `id`.
-fn shared_call_id(chain: &crate::chain::Chain, id: &str) -> bool {
-    chain
-        .nodes
-        .iter()
-        .filter(|m| m.is_call_with_id(id))
-        .nth(1)
-        .is_some()
 }
 
 /// The turns, from `start` on, where the results of the calls just before must sit: the

@@ -952,25 +952,29 @@ impl<'a> Pairing<'_, 'a> {
             let ids: Vec<&str> = cis.iter().map(|&ci| shown(&self.calls[ci])).collect();
             for &ci in &cis {
                 let c = self.calls[ci];
+                // A call without an id (Gemini pairs by name) is not one whose id no
+                // result carries: say what does pair it.
+                let message = match (c.id, c.name) {
+                    (None, Some(name)) => format!(
+                        "call to `{name}` (no id) is never answered: no response of that name follows it"
+                    ),
+                    _ => format!(
+                        "call `{}`{} is never answered: no result carries its id",
+                        shown(&c),
+                        c.name
+                            .filter(|n| Some(*n) != c.id.or(c.name).filter(|_| c.id.is_none()))
+                            .map(|n| format!(" to `{n}`"))
+                            .unwrap_or_default()
+                    ),
+                };
                 out.push(
-                    ctx.at_node(
-                        Rule::ToolCallWithoutResult,
-                        c.node,
-                        format!(
-                            "call `{}`{} is never answered: no result carries its id",
-                            shown(&c),
-                            c.name
-                                .filter(|n| Some(*n) != c.id.or(c.name).filter(|_| c.id.is_none()))
-                                .map(|n| format!(" to `{n}`"))
-                                .unwrap_or_default()
-                        ),
-                    )
-                    .provider(Some(texts::unanswered_call(
-                        ctx.dialect,
-                        ctx.profile,
-                        &ids,
-                        ctx.turn_ix(turn),
-                    ))),
+                    ctx.at_node(Rule::ToolCallWithoutResult, c.node, message)
+                        .provider(Some(texts::unanswered_call(
+                            ctx.dialect,
+                            ctx.profile,
+                            &ids,
+                            ctx.turn_ix(turn),
+                        ))),
                 );
             }
         }
@@ -1489,7 +1493,10 @@ fn balance_the_responses(fx: &mut Fixer, v: &Violation) {
         return;
     };
     let chain = fx.chain();
-    for (k, node) in chain.nodes.iter().enumerate() {
+    // Only the call turn and the response turn are acted on: their nodes, not a walk of
+    // the whole chain per finding (a long loop of split responses made that quadratic).
+    let nodes = chain.turns[t - 1].first()..chain.turns[t].end();
+    for (k, node) in nodes.map(|k| (k, &chain.nodes[k])) {
         let client = |kind: &NodeKind| match kind {
             NodeKind::Call { kind, .. } | NodeKind::Result { kind, .. } => {
                 *kind == CallKind::Client
