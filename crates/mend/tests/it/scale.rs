@@ -1,18 +1,17 @@
-//! Repair of long damaged histories stays linear: every finding's fix looks at its own
-//! turns and at indexes built once a pass, never at the whole chain again. Each history
-//! here took seconds when a fix walked the chain per finding (quadratic), and takes a
-//! fraction of one now; the bound leaves room for a loaded machine.
-
-use std::time::{Duration, Instant};
+//! Long damaged histories whose every step needs a fix: each repair must settle all of
+//! them in one body, keeping every tool output. Their cost is measured where speed is
+//! (`bench/adversarial.py`: `ch-renamed`, `gm-split`, `ch-unanswered`, under callgrind;
+//! docs/PERFORMANCE.md), not here: these hold what the repairs give.
 
 use mend::repair::{repair, RepairOptions};
 use mend::{CheckOptions, Dialect};
 use serde_json::{json, Value};
 
-const STEPS: usize = 40_000;
-const BOUND: Duration = Duration::from_secs(10);
+/// Steps of each history: enough that a fix that walked the whole chain per finding would
+/// show in the test run, few enough for a debug build.
+const STEPS: usize = 2_000;
 
-fn repaired_in_bound(d: Dialect, body: &Value, label: &str) {
+fn repaired(d: Dialect, body: &Value, label: &str) -> mend::repair::Repaired {
     let opts = RepairOptions {
         check: CheckOptions {
             dialect: Some(d),
@@ -20,15 +19,14 @@ fn repaired_in_bound(d: Dialect, body: &Value, label: &str) {
         },
         ..RepairOptions::default()
     };
-    let started = Instant::now();
     let r = repair(body, &opts).expect("a repairable body");
-    let took = started.elapsed();
     assert!(r.valid(), "{label}: {:?}", r.unrepairable.first());
-    assert!(took < BOUND, "{label}: repair took {took:?}");
+    r
 }
 
 /// Every tool message names an id no call has (a client that rewrote the ids of its
-/// results): an orphan and an unanswered call per step.
+/// results): an orphan and an unanswered call per step. Each orphan goes and each call
+/// gets its interrupted result, right after it.
 #[test]
 fn chat_with_every_result_orphaned() {
     let mut messages = vec![json!({"role": "user", "content": "go"})];
@@ -39,10 +37,20 @@ fn chat_with_every_result_orphaned() {
         messages.push(json!({"role": "tool", "tool_call_id": format!("x_{i}"), "content": "ok"}));
     }
     let body = json!({"model": "gpt-4o", "messages": messages});
-    repaired_in_bound(Dialect::OpenAiChat, &body, "chat orphans");
+    let r = repaired(Dialect::OpenAiChat, &body, "chat orphans");
+    let out = r.body["messages"].as_array().expect("messages");
+    assert_eq!(out.len(), 1 + 2 * STEPS);
+    for (i, pair) in out[1..].chunks(2).enumerate() {
+        assert_eq!(
+            pair[1]["tool_call_id"],
+            json!(format!("call_{i}")),
+            "step {i}"
+        );
+    }
 }
 
-/// Gemini: the responses of two parallel calls sent in two turns, at every step.
+/// Gemini: the responses of two parallel calls sent in two turns, at every step. Both
+/// responses end up in one turn after their calls; none is lost.
 #[test]
 fn gemini_with_every_step_split() {
     let mut contents = vec![json!({"role": "user", "parts": [{"text": "go"}]})];
@@ -52,12 +60,18 @@ fn gemini_with_every_step_split() {
             {"functionCall": {"name": "b", "args": {}}}]}));
         for name in ["a", "b"] {
             contents.push(json!({"role": "user", "parts": [
-                {"functionResponse": {"name": name, "response": {}}}]}));
+                {"functionResponse": {"name": name, "response": {"from": name}}}]}));
         }
     }
-    repaired_in_bound(
+    let r = repaired(
         Dialect::Gemini,
         &json!({"contents": contents}),
         "gemini split",
+    );
+    let text = r.body.to_string();
+    assert_eq!(
+        text.matches(r#""response":{"from":"b"}"#).count(),
+        STEPS / 2,
+        "every second response kept"
     );
 }
