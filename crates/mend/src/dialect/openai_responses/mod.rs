@@ -176,7 +176,12 @@ fn map_item<'a, J: Json<'a>>(i: usize, it: J, chain: &mut Chain<'a>, out: &mut V
                     ptr,
                     f.output.map(approx_size).unwrap_or(0),
                 );
-                let call_id = call_id_of(i, f.call_id, ptr, out);
+                // OpenAI's reference names a local shell output's call by `id` (the call's
+                // call_id; the Agents SDK sends that), other clients by `call_id`: either.
+                let call_id = match f.call_id {
+                    None if t == "local_shell_call_output" => id,
+                    given => call_id_of(i, given, ptr, out),
+                };
                 let text_output = matches!(t, "function_call_output" | "custom_tool_call_output");
                 if let Some(o) = f.output.filter(|o| text_output && o.is_object()) {
                     out.push(
