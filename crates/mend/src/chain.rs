@@ -316,6 +316,9 @@ pub enum NodeKind<'a> {
         kind: CallKind,
         /// The wire type ([`Chain::wire_text`]).
         wire: Wire,
+        /// Its content holds a text block that is empty or only white space (Anthropic
+        /// refuses one there as anywhere else).
+        blank_text: bool,
     },
     /// A reasoning item or thinking block.
     Reasoning {

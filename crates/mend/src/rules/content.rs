@@ -84,8 +84,8 @@ pub(crate) const EMPTY_CONTENT: RuleSpec = RuleSpec {
             source: "provider-errors.jsonl bedrock_converse-11",
         },
     ],
-    repair: Repair::Sometimes("Drops an empty or blank text block, an empty Gemini part, or a message with no content; in OpenAI chat, a null content on a user/system/tool message becomes \"\"; a Gemini part that kept only its thought signature gets an empty text so the signature survives. An empty history (messages: [] or no contents) and a blank Anthropic system block are reported and left alone."),
-    doc: "Anthropic rejects any message with empty content except an optional final assistant message, and any text block that is empty or white space only, in the messages or in a `system` array (a `system` string is not judged); Gemini rejects a turn with no parts, a turn of only empty text parts, and a part that sets none of its data fields; OpenAI rejects a null content on user/system/tool messages and on an assistant message without tool calls; all three reject an empty history.\nMust not flag: an OpenAI assistant message with null content and tool_calls, a user content of \"\" (accepted), an Anthropic image-only user message, a tool_use-only assistant message, an empty final assistant message, a Gemini part that is an empty text carrying a thought signature.\nResponses has no such check. The catalog line says (anthropic, gemini) but the code checks OpenAI chat as well.\nFix: drop what is empty, keep signatures, set null to \"\"; an empty history cannot be filled without inventing a message.\nBedrock Converse: a blank text block anywhere (white space counts), and a message with no content blocks; the text for an empty list is not recorded. An empty toolResult content is the tool's output and is not flagged.\nUnder the xai profile: a message whose content is an empty list, or an empty string on a message without tool calls (openai_chat-31, crush#964); an assistant tool-call message with content \"\" is what xAI returns itself and is not flagged, nor is null. Reported only: no content to put there is known.",
+    repair: Repair::Sometimes("Drops an empty or blank text block, an empty Gemini part, or a message with no content; in OpenAI chat, a null content on a user/system/tool message becomes \"\"; a Gemini part that kept only its thought signature gets an empty text so the signature survives; blank text blocks inside an Anthropic tool_result go, and its content with them when nothing else is left (the content is optional). An empty history (messages: [] or no contents) and a blank Anthropic system block are reported and left alone."),
+    doc: "Anthropic rejects any message with empty content except an optional final assistant message, and any text block that is empty or white space only, in the messages, inside a tool_result's content (an empty tool output written as text: anthropic-06, nanobot#949) or in a `system` array (a `system` string is not judged); Gemini rejects a turn with no parts, a turn of only empty text parts, and a part that sets none of its data fields; OpenAI rejects a null content on user/system/tool messages and on an assistant message without tool calls; all three reject an empty history.\nMust not flag: an OpenAI assistant message with null content and tool_calls, a user content of \"\" (accepted), an Anthropic image-only user message, a tool_use-only assistant message, an empty final assistant message, a Gemini part that is an empty text carrying a thought signature.\nResponses has no such check. The catalog line says (anthropic, gemini) but the code checks OpenAI chat as well.\nFix: drop what is empty, keep signatures, set null to \"\"; an empty history cannot be filled without inventing a message.\nBedrock Converse: a blank text block anywhere (white space counts), and a message with no content blocks; the text for an empty list is not recorded. An empty toolResult content is the tool's output and is not flagged.\nUnder the xai profile: a message whose content is an empty list, or an empty string on a message without tool calls (openai_chat-31, crush#964); an assistant tool-call message with content \"\" is what xAI returns itself and is not flagged, nor is null. Reported only: no content to put there is known.",
     example: r#"{
   "model": "claude-sonnet-4-20250514",
   "max_tokens": 1024,
@@ -373,19 +373,24 @@ fn anthropic_message_is_not_empty(ctx: &Ctx, t: usize, is_last: bool, out: &mut 
             );
     } else if !final_assistant {
         for (k, n) in nodes.iter().enumerate() {
-            if matches!(n.kind, NodeKind::Text { blank: true }) {
-                let p = n.ptr.render();
-                out.push(
-                    ctx.at_node(
-                        Rule::EmptyContent,
-                        turn.first() + k,
-                        format!("the text at {p} is empty or only white space"),
-                    )
+            let message = match n.kind {
+                NodeKind::Text { blank: true } => {
+                    format!("the text at {} is empty or only white space", n.ptr)
+                }
+                NodeKind::Result {
+                    blank_text: true, ..
+                } => format!(
+                    "the tool_result at {} holds a text block that is empty or only white space (an empty tool output written as text)",
+                    n.ptr
+                ),
+                _ => continue,
+            };
+            out.push(
+                ctx.at_node(Rule::EmptyContent, turn.first() + k, message)
                     .provider(Some(
                         "messages: text content blocks must be non-empty".into(),
                     )),
-                );
-            }
+            );
         }
     }
 }
@@ -577,7 +582,18 @@ fn fill_or_drop_the_empty(fx: &mut Fixer, v: &Violation) {
                 part.get("thoughtSignature").is_some() || part.get("thought_signature").is_some()
             })
     });
-    if let Some(n) = signed_part {
+    let result = v.loc.node.filter(|&n| {
+        matches!(
+            chain.nodes[n].kind,
+            NodeKind::Result {
+                blank_text: true,
+                ..
+            }
+        )
+    });
+    if let Some(n) = result {
+        drop_blank_text_of_result(fx, v, n);
+    } else if let Some(n) = signed_part {
         let ptr = chain.nodes[n].ptr;
         if ptr.sub_index().is_some() && fx.claim(n) && fx.set_field(ptr, "text", Some(json!(""))) {
             let detail =
@@ -607,6 +623,38 @@ fn fill_or_drop_the_empty(fx: &mut Fixer, v: &Violation) {
             let detail = format!("dropped the {} message, which has no content", turn.wire);
             fx.note(v.rule, v.path.clone(), "drop", detail);
         }
+    }
+}
+
+/// An Anthropic tool_result whose content holds blank text blocks: those blocks go, and
+/// the content with them when nothing else is left (a tool_result's content is optional:
+/// a tool that printed nothing answered with nothing).
+fn drop_blank_text_of_result(fx: &mut Fixer, v: &Violation, n: usize) {
+    let Some(Value::Object(block)) = fx.value_of(n) else {
+        return;
+    };
+    let Some(Value::Array(parts)) = block.get("content") else {
+        return;
+    };
+    let blank = |p: &Value| {
+        p.get("type").and_then(Value::as_str) == Some("text")
+            && p.get("text")
+                .and_then(Value::as_str)
+                .is_some_and(|t| t.trim().is_empty())
+    };
+    let kept: Vec<Value> = parts.iter().filter(|p| !blank(p)).cloned().collect();
+    let dropped = parts.len() - kept.len();
+    let mut new = block.clone();
+    let detail = if kept.is_empty() {
+        new.shift_remove("content");
+        format!("dropped the tool_result's content, {dropped} empty text block(s) and nothing else")
+    } else {
+        new.insert("content".into(), Value::Array(kept));
+        format!("dropped {dropped} empty text block(s) from the tool_result's content")
+    };
+    if fx.claim(n) {
+        fx.replace_node(n, Value::Object(new));
+        fx.note(v.rule, v.path.clone(), "drop", detail);
     }
 }
 

@@ -314,12 +314,19 @@ fn map_block<'a, J: Json<'a>>(
             name: None,
             kind: CallKind::Client,
             wire: chain.wire("tool_result"),
+            blank_text: b.get("content").is_some_and(|c| {
+                c.items().any(|part| {
+                    part.get("type").and_then(J::str) == Some("text")
+                        && part.get("text").and_then(J::text).is_some_and(|t| t.blank)
+                })
+            }),
         },
         t if t.ends_with("_tool_result") => NodeKind::Result {
             call_id: block_id(i, j, b, ty, "tool_use_id", p, out),
             name: None,
             kind: CallKind::Server,
             wire: chain.wire(t),
+            blank_text: false,
         },
         "thinking" => {
             if !b.get("thinking").is_some_and(J::is_string) {

@@ -246,6 +246,7 @@ fn map_block<'a, J: Json<'a>>(
                 _ => CallKind::Client,
             },
             wire: chain.wire("toolResult"),
+            blank_text: false,
         },
         "reasoningContent" => match reasoning(v, chain) {
             Some(kind) => kind,

@@ -220,6 +220,7 @@ fn map_part<'a, J: Json<'a>>(
             name: fr.get("name").and_then(J::str),
             kind: CallKind::Client,
             wire: chain.wire("functionResponse"),
+            blank_text: false,
         }
     } else if let Some(t) = text {
         match t.kind() {

@@ -387,6 +387,7 @@ fn map_result<'a, J: Json<'a>>(
             name: if wire_role == "function" { name } else { None },
             kind: CallKind::Client,
             wire,
+            blank_text: false,
         },
         ptr,
     );

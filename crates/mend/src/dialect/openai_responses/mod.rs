@@ -204,6 +204,7 @@ fn map_item<'a, J: Json<'a>>(i: usize, it: J, chain: &mut Chain<'a>, out: &mut V
                         name: None,
                         kind: CallKind::Client,
                         wire,
+                        blank_text: false,
                     },
                     ptr,
                 );
@@ -220,6 +221,7 @@ fn map_item<'a, J: Json<'a>>(i: usize, it: J, chain: &mut Chain<'a>, out: &mut V
                         name: None,
                         kind: CallKind::Client,
                         wire,
+                        blank_text: false,
                     },
                     ptr,
                 );
