@@ -445,6 +445,26 @@ pub(crate) fn string_id<'a, J: Json<'a>>(
     }
 }
 
+/// [`string_id`] of the `field` of union member `key` (its value `union`) in the block
+/// at `ptr` (`place` names that block for the message): where Converse's `toolUseId` and
+/// Gemini's optional `functionCall.id` / `functionResponse.id` live (a protobuf string:
+/// Gemini refuses a number there, "Invalid value at '…' (TYPE_STRING), 4").
+pub(crate) fn member_id<'a, J: Json<'a>>(
+    union: J,
+    key: &str,
+    field: &str,
+    ptr: Ptr,
+    place: impl FnOnce() -> String,
+    out: &mut Vec<Violation>,
+) -> Option<&'a str> {
+    string_id(union.get(field), out, || {
+        (
+            format!("{}/{key}/{field}", ptr.render()),
+            format!("{}.{key}.{field}", place()),
+        )
+    })
+}
+
 /// The body's history array under `root`, marked as present on the chain; `None`, with
 /// a `malformed` finding that says what was found instead, when it is missing or of
 /// another type (`items` names what the array holds, for the message).

@@ -398,7 +398,7 @@ impl<'p, 'a> Fixer<'p, 'a> {
                 let d = self.dialect();
                 values
                     .iter_mut()
-                    .for_each(|v| crate::rules::ids::rename_placed_result(d, v, &renames));
+                    .for_each(|v| rename_placed_result(d, v, &renames));
             }
             place(&mut self.plan, self.a, self.body, target, values);
         }
@@ -831,13 +831,30 @@ fn dialect_result_as_text(d: Dialect, value: &Value) -> Value {
 }
 
 /// The field that holds a call's id (`is_call`) or a result's call id in a dialect.
-pub(crate) fn id_field(d: Dialect, is_call: bool) -> &'static str {
+fn id_field(d: Dialect, is_call: bool) -> &'static str {
     match (d, is_call) {
         (Dialect::OpenAiChat, true) | (Dialect::Anthropic, true) | (Dialect::Gemini, _) => "id",
         (Dialect::OpenAiChat, false) => "tool_call_id",
         (Dialect::OpenAiResponses, _) => "call_id",
         (Dialect::Anthropic, false) => "tool_use_id",
         (Dialect::BedrockConverse, _) => "toolUseId",
+    }
+}
+
+/// A result placed this pass (moved next to its call, or synthesized for it) was built
+/// from the body as the pass found it, so it still carries its call's old id: it gets
+/// the pass's rename too. Left out, the next pass finds it answering no call and drops
+/// it, and a moved result is the tool's real output, lost behind an "interrupted" one.
+fn rename_placed_result(d: Dialect, value: &mut Value, renames: &BTreeMap<String, String>) {
+    let holder = match d {
+        Dialect::BedrockConverse => value.get_mut(dialect::bedrock_converse::INNER.1),
+        _ => Some(value),
+    };
+    let field = id_field(d, false);
+    if let Some(Value::String(id)) = holder.and_then(|h| h.get_mut(field)) {
+        if let Some(new) = renames.get(id.as_str()) {
+            id.clone_from(new);
+        }
     }
 }
 

@@ -29,7 +29,7 @@ use crate::dialect::Dialect;
 use crate::violation::{Rule, Severity, Violation};
 use crate::{analyze, Analysis, CheckOptions, Error};
 
-pub(crate) use fix::{id_field, FixFn, Fixer};
+pub(crate) use fix::{FixFn, Fixer};
 pub use splice::{repair_bytes, splice, splice_with, Layout, RepairedBytes};
 
 /// What to do with a call that has no result.

@@ -5,7 +5,6 @@
 //! maps to the same new one, so calls and results stay paired), and gives an id back to
 //! a call or result that lost it only where the history proves which it was.
 
-use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
 
 use crate::chain::{CallKind, NodeKind, Role};
@@ -428,27 +427,6 @@ pub(crate) fn rename_ids(fx: &mut Fixer, renames: &BTreeMap<String, String>) {
         let detail =
             format!("renamed call id `{id}` to `{new}`, on the call and its results alike");
         fx.note(Rule::InvalidCallId, node.ptr.render(), "rename", detail);
-    }
-}
-
-/// A result placed this pass (moved next to its call, or synthesized for it) was built
-/// from the body as the pass found it, so it still carries its call's old id: it gets
-/// the pass's rename too. Left out, the next pass finds it answering no call and drops
-/// it, and a moved result is the tool's real output, lost behind an "interrupted" one.
-pub(crate) fn rename_placed_result(
-    d: Dialect,
-    value: &mut Value,
-    renames: &BTreeMap<String, String>,
-) {
-    let holder = match d {
-        Dialect::BedrockConverse => value.get_mut(dialect::bedrock_converse::INNER.1),
-        _ => Some(value),
-    };
-    let field = crate::repair::id_field(d, false);
-    if let Some(Value::String(id)) = holder.and_then(|h| h.get_mut(field)) {
-        if let Some(new) = renames.get(id.as_str()) {
-            id.clone_from(new);
-        }
     }
 }
 

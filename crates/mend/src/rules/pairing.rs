@@ -493,16 +493,8 @@ impl TurnLayout {
         let chain = ctx.chain;
         let n_turns = chain.turns.len();
         let mut calls_in = vec![false; n_turns];
-        for node in &chain.nodes {
-            if matches!(
-                node.kind,
-                NodeKind::Call {
-                    kind: CallKind::Client,
-                    ..
-                }
-            ) {
-                calls_in[node.turn()] = true;
-            }
+        for node in chain.nodes.iter().filter(|m| is_client_call(m)) {
+            calls_in[node.turn()] = true;
         }
         for (t, turn) in chain.turns.iter().enumerate() {
             calls_in[t] &= turn.role == Role::Assistant;
@@ -523,19 +515,10 @@ impl TurnLayout {
         }
         let mut prev_assistant_item = Vec::new();
         if ctx.params.placement == Placement::BeforeNextAssistantItem {
-            let client_call = |m: &crate::chain::Node| {
-                matches!(
-                    m.kind,
-                    NodeKind::Call {
-                        kind: CallKind::Client,
-                        ..
-                    }
-                )
-            };
             let mut last = NO_TURN;
             for (t, turn) in chain.turns.iter().enumerate() {
                 prev_assistant_item.push(last);
-                if turn.role != Role::Tool && !chain.turn_nodes(t).iter().all(client_call) {
+                if turn.role != Role::Tool && !chain.turn_nodes(t).iter().all(is_client_call) {
                     last = t as u32;
                 }
             }

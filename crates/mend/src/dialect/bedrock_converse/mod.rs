@@ -17,7 +17,7 @@ pub(crate) mod capture;
 use serde_json::Value;
 
 use super::openai_chat::approx_size;
-use super::{kind_in as kind_of, malformed, nonempty_string, not_an_object, string_id};
+use super::{kind_in as kind_of, malformed, member_id, nonempty_string, not_an_object};
 use crate::chain::{CallKind, Chain, NodeKind, Ptr, Role};
 use crate::json::Json;
 use crate::violation::{Defect, Violation};
@@ -227,7 +227,14 @@ fn map_block<'a, J: Json<'a>>(
             return;
         }
         "toolUse" => NodeKind::Call {
-            call_id: tool_use_id(i, j, key, v, p, out),
+            call_id: member_id(
+                v,
+                key,
+                "toolUseId",
+                p,
+                || format!("messages[{i}].content[{j}]"),
+                out,
+            ),
             name: s("name"),
             kind: if s("type") == Some("server_tool_use") {
                 CallKind::Server
@@ -238,7 +245,14 @@ fn map_block<'a, J: Json<'a>>(
             signed: false,
         },
         "toolResult" => NodeKind::Result {
-            call_id: tool_use_id(i, j, key, v, p, out),
+            call_id: member_id(
+                v,
+                key,
+                "toolUseId",
+                p,
+                || format!("messages[{i}].content[{j}]"),
+                out,
+            ),
             name: None,
             // Server tool results carry their own `type` (Nova's code interpreter).
             kind: match s("type") {
@@ -275,24 +289,6 @@ fn map_block<'a, J: Json<'a>>(
         other => NodeKind::Other { wire: other },
     };
     chain.push(kind, p);
-}
-
-/// The `toolUseId` of a `toolUse` or `toolResult` union (`key`, its value `v`) of block
-/// `messages[i].content[j]`: Converse types it as a string.
-fn tool_use_id<'a, J: Json<'a>>(
-    i: usize,
-    j: usize,
-    key: &str,
-    v: J,
-    p: Ptr,
-    out: &mut Vec<Violation>,
-) -> Option<&'a str> {
-    string_id(v.get("toolUseId"), out, || {
-        (
-            format!("{}/{key}/toolUseId", p.render()),
-            format!("messages[{i}].content[{j}].{key}.toolUseId"),
-        )
-    })
 }
 
 /// `toolUse.input` must be a JSON object: a client that kept a model's malformed

@@ -8,7 +8,7 @@
 use serde_json::Value;
 
 use super::openai_chat::approx_size;
-use super::{kind_in as kind_of, malformed, nonempty_string, not_an_object, string_id};
+use super::{kind_in as kind_of, malformed, member_id, nonempty_string, not_an_object};
 use crate::chain::{CallKind, Chain, NodeKind, Ptr, Role};
 use crate::json::{Json, Kind};
 use crate::violation::{Defect, Violation};
@@ -195,7 +195,14 @@ fn map_part<'a, J: Json<'a>>(
         }
         struct_args(i, j, p, fc, pptr, chain, out);
         NodeKind::Call {
-            call_id: part_id(i, j, key, fc, pptr, out),
+            call_id: member_id(
+                fc,
+                key,
+                "id",
+                pptr,
+                || format!("contents[{i}].parts[{j}]"),
+                out,
+            ),
             name: fc.get("name").and_then(J::str),
             kind: CallKind::Client,
             wire: chain.wire("functionCall"),
@@ -216,7 +223,14 @@ fn map_part<'a, J: Json<'a>>(
         }
         struct_response(i, j, p, fr, pptr, chain, out);
         NodeKind::Result {
-            call_id: part_id(i, j, key, fr, pptr, out),
+            call_id: member_id(
+                fr,
+                key,
+                "id",
+                pptr,
+                || format!("contents[{i}].parts[{j}]"),
+                out,
+            ),
             name: fr.get("name").and_then(J::str),
             kind: CallKind::Client,
             wire: chain.wire("functionResponse"),
@@ -264,25 +278,6 @@ fn map_part<'a, J: Json<'a>>(
         NodeKind::Empty
     };
     chain.push(kind, pptr);
-}
-
-/// The optional `id` of a `functionCall` or `functionResponse` (`key`, as written; its
-/// value `v`) of part `contents[i].parts[j]`: a protobuf string, which Gemini refuses as a
-/// number ("Invalid value at '…' (TYPE_STRING), 4"); null is no id.
-fn part_id<'a, J: Json<'a>>(
-    i: usize,
-    j: usize,
-    key: &str,
-    v: J,
-    pptr: Ptr,
-    out: &mut Vec<Violation>,
-) -> Option<&'a str> {
-    string_id(v.get("id"), out, || {
-        (
-            format!("{}/{key}/id", pptr.render()),
-            format!("contents[{i}].parts[{j}].{key}.id"),
-        )
-    })
 }
 
 /// `functionCall.args` is a protobuf Struct: a client that kept the arguments as text
