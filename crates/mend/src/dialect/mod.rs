@@ -445,22 +445,26 @@ pub(crate) fn string_id<'a, J: Json<'a>>(
     }
 }
 
-/// [`string_id`] of the `field` of union member `key` (its value `union`) in the block
-/// at `ptr` (`place` names that block for the message): where Converse's `toolUseId` and
-/// Gemini's optional `functionCall.id` / `functionResponse.id` live (a protobuf string:
-/// Gemini refuses a number there, "Invalid value at '…' (TYPE_STRING), 4").
+/// [`string_id`] of the `field` of union member `key` (its value `union`) in the block at
+/// `ptr`: where Converse's `toolUseId` and Gemini's optional `functionCall.id` /
+/// `functionResponse.id` live (a protobuf string: Gemini refuses a number there,
+/// "Invalid value at '…' (TYPE_STRING), 4"). The message names the block as the body
+/// does (`messages[1].content[0].toolUse.toolUseId`).
 pub(crate) fn member_id<'a, J: Json<'a>>(
     union: J,
     key: &str,
     field: &str,
     ptr: Ptr,
-    place: impl FnOnce() -> String,
     out: &mut Vec<Violation>,
 ) -> Option<&'a str> {
     string_id(union.get(field), out, || {
+        let block = match (ptr.item_index(), ptr.inner_key(), ptr.sub_index()) {
+            (Some(i), Some(k), Some(j)) => format!("{}[{i}].{k}[{j}]", ptr.root_key()),
+            _ => ptr.render(),
+        };
         (
             format!("{}/{key}/{field}", ptr.render()),
-            format!("{}.{key}.{field}", place()),
+            format!("{block}.{key}.{field}"),
         )
     })
 }

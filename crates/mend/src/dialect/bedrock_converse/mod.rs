@@ -227,14 +227,7 @@ fn map_block<'a, J: Json<'a>>(
             return;
         }
         "toolUse" => NodeKind::Call {
-            call_id: member_id(
-                v,
-                key,
-                "toolUseId",
-                p,
-                || format!("messages[{i}].content[{j}]"),
-                out,
-            ),
+            call_id: member_id(v, key, "toolUseId", p, out),
             name: s("name"),
             kind: if s("type") == Some("server_tool_use") {
                 CallKind::Server
@@ -245,14 +238,7 @@ fn map_block<'a, J: Json<'a>>(
             signed: false,
         },
         "toolResult" => NodeKind::Result {
-            call_id: member_id(
-                v,
-                key,
-                "toolUseId",
-                p,
-                || format!("messages[{i}].content[{j}]"),
-                out,
-            ),
+            call_id: member_id(v, key, "toolUseId", p, out),
             name: None,
             // Server tool results carry their own `type` (Nova's code interpreter).
             kind: match s("type") {

@@ -195,14 +195,7 @@ fn map_part<'a, J: Json<'a>>(
         }
         struct_args(i, j, p, fc, pptr, chain, out);
         NodeKind::Call {
-            call_id: member_id(
-                fc,
-                key,
-                "id",
-                pptr,
-                || format!("contents[{i}].parts[{j}]"),
-                out,
-            ),
+            call_id: member_id(fc, key, "id", pptr, out),
             name: fc.get("name").and_then(J::str),
             kind: CallKind::Client,
             wire: chain.wire("functionCall"),
@@ -223,14 +216,7 @@ fn map_part<'a, J: Json<'a>>(
         }
         struct_response(i, j, p, fr, pptr, chain, out);
         NodeKind::Result {
-            call_id: member_id(
-                fr,
-                key,
-                "id",
-                pptr,
-                || format!("contents[{i}].parts[{j}]"),
-                out,
-            ),
+            call_id: member_id(fr, key, "id", pptr, out),
             name: fr.get("name").and_then(J::str),
             kind: CallKind::Client,
             wire: chain.wire("functionResponse"),
