@@ -231,14 +231,15 @@ pub fn convert<'env>(
         Ok::<_, BadInput>((from, parse_dialect(&to, "to")?, options.library()?))
     })()
     .map_err(|b| b.into_js(env))?;
-    let body = Body::read(env, body, "body")?;
+    let mut body = Body::read(env, body, "body")?;
     let converted = (|| {
         let from = match from {
             Some(d) => d,
             None => mend::detect_dialect(&body.value)
                 .map_err(|u| from_mend(mend::Error::Undetected(u), "body"))?,
         };
-        mend::convert(&body.value, from, to, &lib).map_err(convert_error)
+        // The tree was made for this call: given to the conversion, not copied.
+        mend::convert_owned(std::mem::take(&mut body.value), from, to, &lib).map_err(convert_error)
     })()
     .map_err(|b| b.into_js(env))?;
     Ok(Conversion {

@@ -590,8 +590,8 @@ fn convert(
                 None => mend::detect_dialect(&v)
                     .map_err(|e| Failure::Refused(e.to_string().replace("--dialect", "source=")))?,
             };
-            let mut c =
-                mend::convert(&v, from, to, &opts).map_err(|e| Failure::Refused(e.to_string()))?;
+            let mut c = mend::convert_owned(v, from, to, &opts)
+                .map_err(|e| Failure::Refused(e.to_string()))?;
             let out = encode(form, std::mem::take(&mut c.body));
             Ok((c, out))
         })

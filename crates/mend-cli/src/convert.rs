@@ -4,7 +4,7 @@
 use std::io;
 
 use clap::Args;
-use mend::convert::{convert, ConvertOptions, Note, NoteKind, Stage};
+use mend::convert::{convert_owned, ConvertOptions, Note, NoteKind, Stage};
 use mend::repair::{MissingResult, OrphanResult};
 use mend::{CheckOptions, Dialect, Profile};
 use serde_json::json;
@@ -141,7 +141,7 @@ pub fn run(args: &ConvertArgs, printer: &mut Printer) -> io::Result<Status> {
         no_repair: args.no_repair,
         force: args.force,
     };
-    let out = match convert(&body, from, to, &opts) {
+    let out = match convert_owned(body, from, to, &opts) {
         Ok(o) => o,
         Err(e) => {
             printer.bad_input(&label, &e);

@@ -8,7 +8,7 @@
 
 use mend::canonical::{Conversation, Message};
 use mend::convert::settings::DEFAULT_MAX_TOKENS;
-use mend::convert::{convert, ConvertOptions, Note};
+use mend::convert::{convert_owned, ConvertOptions, Note};
 use mend::Dialect;
 use serde_json::{json, Map, Value};
 
@@ -78,7 +78,7 @@ pub fn render_converted(
             no_repair: true,
             ..ConvertOptions::default()
         };
-        let out = convert(&source, from, target, &opts).map_err(|e| fail(e.to_string()))?;
+        let out = convert_owned(source, from, target, &opts).map_err(|e| fail(e.to_string()))?;
         (out.body, out.notes)
     };
     let mut fields = match body {

@@ -19,14 +19,16 @@
 //!     costs no more than check; a repaired body is written by splicing").
 //!
 //!   The bytes output is checked against the other: it must parse to the same body.
-//! - `convert:<target>`: `mend::convert::convert` of the `openai_chat` body to
+//! - `convert:<target>`: `mend::convert::convert_owned` of the `openai_chat` body to
 //!   `anthropic`, `gemini` and `openai_responses` (the direction LiteLLM and the AI SDK
 //!   go), with the target model the peers get; it repairs the source and the target.
-//!   Timed from the in-memory body, plus `serde_json::to_vec` of the output.
+//!   Timed from the in-memory body, a copy made outside the timer (as for repair, and as
+//!   LiteLLM gets its deep copy), plus `serde_json::to_vec` of the output.
 //!
 //! Each timing is the median of `--reps` runs (default 15). `--only repair` (or
 //! `convert`) runs one kind of task; `--loop value|bytes|check` runs only repair from the
-//! `Value`, repair from bytes, or check, `--reps` times over the corpus with no timing
+//! `Value`, repair from bytes, or check (`convert-<target>`: the conversion to
+//! `target`), `--reps` times over the corpus with no timing
 //! and no output, for a profiler. One JSON line per sample and task:
 //! `{"id", "task", "ns", "ns_bytes"?, "floor"?, "ok", "error"?, "body"?, "check_valid"?}`;
 //! `floor` (repair tasks) is what any repair of the sample costs at the least, in ns:
@@ -37,7 +39,7 @@
 use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::time::Instant;
 
-use mend::convert::{convert, ConvertOptions};
+use mend::convert::{convert_owned, ConvertOptions};
 use mend::repair::{repair_bytes, repair_owned, RepairOptions, Repaired, RepairedBytes};
 use mend::{CheckOptions, Dialect, Severity};
 use serde_json::{json, Value};
@@ -174,12 +176,12 @@ fn target_model(d: Dialect) -> &'static str {
     }
 }
 
-fn run_convert(body: &Value, to: Dialect) -> Result<Value, String> {
+fn run_convert(body: Value, to: Dialect) -> Result<Value, String> {
     let opts = ConvertOptions {
         model: Some(target_model(to).into()),
         ..Default::default()
     };
-    let c = convert(body, Dialect::OpenAiChat, to, &opts).map_err(|e| e.to_string())?;
+    let c = convert_owned(body, Dialect::OpenAiChat, to, &opts).map_err(|e| e.to_string())?;
     if c.valid() {
         Ok(c.body)
     } else {
@@ -245,7 +247,7 @@ fn convert_rows(s: &Value, reps: usize, out: &mut impl Write) -> Res<()> {
     };
     for to in TARGETS {
         let task = format!("convert:{}", to.name());
-        let (res, ns) = timed(reps, || (), |()| run_convert(body, to));
+        let (res, ns) = timed(reps, || body.clone(), |b| run_convert(b, to));
         let line = match res {
             Ok(b) => json!({"id": id, "task": task, "ns": ns as u64, "ok": true, "body": b}),
             Err(e) => json!({"id": id, "task": task, "ns": ns as u64, "ok": false, "error": e}),
@@ -259,6 +261,24 @@ fn convert_rows(s: &Value, reps: usize, out: &mut impl Write) -> Res<()> {
 /// output, for a profiler (`valgrind --tool=callgrind`): only the call under study runs
 /// in the loop (the inputs are made before it).
 fn profile_loop(corpus: &[Value], how: &str, reps: usize) -> Res<()> {
+    if let Some(target) = how.strip_prefix("convert-") {
+        // The chat body of every sample converted to `target`, as timed.
+        let to = TARGETS
+            .into_iter()
+            .find(|d| d.name() == target)
+            .ok_or_else(|| format!("--loop convert-<target>: no target '{target}'"))?;
+        let chats: Vec<&Value> = corpus
+            .iter()
+            .filter_map(|s| s["bodies"].get("openai_chat"))
+            .collect();
+        for _ in 0..reps {
+            for body in &chats {
+                let out = run_convert((*body).clone(), to)?;
+                std::hint::black_box(serde_json::to_vec(&out)?);
+            }
+        }
+        return Ok(());
+    }
     let mut inputs = Vec::new();
     for s in corpus {
         for (name, d, provider) in DIALECTS {
@@ -286,7 +306,12 @@ fn profile_loop(corpus: &[Value], how: &str, reps: usize) -> Res<()> {
                 "check" => {
                     std::hint::black_box(mend::check(bytes, &opts.check)?);
                 }
-                _ => return Err(format!("--loop value, bytes or check, not '{how}'").into()),
+                _ => {
+                    return Err(format!(
+                        "--loop value, bytes, check or convert-<target>, not '{how}'"
+                    )
+                    .into())
+                }
             }
         }
     }
@@ -303,7 +328,12 @@ fn main() -> Res<()> {
         match a.as_str() {
             "--reps" => reps = it.next().ok_or("--reps N")?.parse()?,
             "--only" => only = Some(it.next().ok_or("--only repair|convert")?),
-            "--loop" => profile = Some(it.next().ok_or("--loop value|bytes|check")?),
+            "--loop" => {
+                profile = Some(
+                    it.next()
+                        .ok_or("--loop value|bytes|check|convert-<target>")?,
+                )
+            }
             _ if input.is_none() && !a.starts_with('-') => input = Some(a),
             _ => return Err(format!("unexpected argument '{a}'").into()),
         }

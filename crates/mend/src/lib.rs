@@ -15,7 +15,7 @@
 //! | [`check`], [`check_value`], [`check_doc`], [`check_confirmed`] | finds what the provider would reject | [`CheckOptions`] | [`Report`] of [`Violation`]s |
 //! | [`repair()`] | the fewest edits that make the body valid | [`RepairOptions`] | [`Repaired`] with its [`Edit`]s |
 //! | [`trim()`] | fits a token budget without cutting a call group | [`TrimOptions`] | [`Trimmed`] |
-//! | [`convert()`] | the same conversation in another dialect, with what was lost | [`ConvertOptions`] | [`Converted`] |
+//! | [`convert()`], [`convert_owned`] | the same conversation in another dialect, with what was lost | [`ConvertOptions`] | [`Converted`] |
 //! | [`next_request`] | the next request after a response (JSON or SSE) and tool results | [`NextOptions`] | [`next::Next`] |
 //! | [`read_response`], [`read_stream`], [`StreamCapture`] | a response or stream as canonical messages | | [`Message`]s |
 //! | [`Rule::spec`] | the rule catalog: texts, repair, doc, example | | [`RuleSpec`] |
@@ -61,7 +61,7 @@ use serde_json::Value;
 
 pub use canonical::capture::{read_response, read_stream, StreamCapture};
 pub use canonical::{Conversation, Message, Part};
-pub use convert::{convert, ConvertOptions, Converted};
+pub use convert::{convert, convert_owned, ConvertOptions, Converted};
 pub use dialect::{detect as detect_dialect, kind_of as json_kind, Dialect, Undetected};
 pub use next::{next_request, NextOptions, ToolOutput};
 pub use profile::{Profile, ProfileId};

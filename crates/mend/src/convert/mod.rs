@@ -313,8 +313,31 @@ pub fn convert(
     to: Dialect,
     opts: &ConvertOptions,
 ) -> Result<Converted, ConvertError> {
+    convert_from(Cow::Borrowed(body), from, to, opts)
+}
+
+/// [`convert`], taking the body (a caller that parsed it for the conversion, or made
+/// it, as the CLI and the bindings do): a damaged source is repaired in place rather
+/// than in a copy, and a chat source's strings are moved into the conversation rather
+/// than copied. The outcome is [`convert`]'s.
+pub fn convert_owned(
+    body: Value,
+    from: Dialect,
+    to: Dialect,
+    opts: &ConvertOptions,
+) -> Result<Converted, ConvertError> {
+    convert_from(Cow::Owned(body), from, to, opts)
+}
+
+/// [`convert`] of a body borrowed or given.
+fn convert_from(
+    body: Cow<'_, Value>,
+    from: Dialect,
+    to: Dialect,
+    opts: &ConvertOptions,
+) -> Result<Converted, ConvertError> {
     let mut notes = Vec::new();
-    if let Err(Error::Contradicted { detected, .. }) = crate::confirm_dialect(body, from) {
+    if let Err(Error::Contradicted { detected, .. }) = crate::confirm_dialect(&body, from) {
         if !opts.force {
             return Err(Error::Contradicted {
                 given: from,
@@ -331,10 +354,13 @@ pub fn convert(
             ),
         ));
     }
-    let source_model = opts
-        .source_model
-        .as_deref()
-        .or_else(|| body.field("model").and_then(Value::as_str));
+    // Owned: the body may be given to the source repair below.
+    let source_model = opts.source_model.clone().or_else(|| {
+        body.field("model")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    });
+    let source_model = source_model.as_deref();
     let model = if from == to {
         opts.model.as_deref().or(source_model).map(str::to_string)
     } else {
@@ -347,10 +373,10 @@ pub fn convert(
 
     // 1. The source, repaired in its own dialect.
     let source = if opts.no_repair {
-        Cow::Borrowed(body)
+        body
     } else {
         let fixed = repaired(
-            Cow::Borrowed(body),
+            body,
             &RepairOptions {
                 check: CheckOptions {
                     dialect: Some(from),
@@ -514,9 +540,24 @@ struct Fixed<'a> {
 /// Repair `body`, or keep it without a copy when its check finds no error: repair's
 /// outcome then is the body as it was, no edit, and the check's warnings, and its
 /// copy of a body (the size of the conversation) is the largest cost of a conversion
-/// after the check itself. A body with errors goes through [`repair::repair`].
+/// after the check itself. A body with errors goes through [`repair::repair`]; one that
+/// is convert's own (given, or written by it) through [`repair::repair_owned`], which
+/// hands a valid body back as it is and repairs a damaged one in place.
 fn repaired<'a>(body: Cow<'a, Value>, opts: &RepairOptions) -> Result<Fixed<'a>, Error> {
-    let analysis = crate::analyze(&body, &opts.check)?;
+    let body = match body {
+        Cow::Owned(body) => {
+            let fixed = repair::repair_owned(body, opts)?;
+            return Ok(Fixed {
+                body: Cow::Owned(fixed.body),
+                edits: fixed.edits,
+                unrepairable: fixed.unrepairable,
+                warnings: fixed.warnings,
+                held_back: fixed.held_back,
+            });
+        }
+        Cow::Borrowed(body) => body,
+    };
+    let analysis = crate::analyze(body, &opts.check)?;
     if !analysis
         .violations
         .iter()
@@ -524,7 +565,7 @@ fn repaired<'a>(body: Cow<'a, Value>, opts: &RepairOptions) -> Result<Fixed<'a>,
     {
         let warnings = analysis.violations;
         return Ok(Fixed {
-            body,
+            body: Cow::Borrowed(body),
             edits: Vec::new(),
             unrepairable: Vec::new(),
             warnings,
@@ -532,7 +573,7 @@ fn repaired<'a>(body: Cow<'a, Value>, opts: &RepairOptions) -> Result<Fixed<'a>,
         });
     }
     // Repair's first pass plans from this check rather than making it again.
-    let fixed = repair::repair_analyzed(&body, opts, Some(analysis))?;
+    let fixed = repair::repair_analyzed(body, opts, Some(analysis))?;
     Ok(Fixed {
         body: Cow::Owned(fixed.body),
         edits: fixed.edits,

@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use mend::convert::{convert, ConvertOptions};
+use mend::convert::{convert, convert_owned, ConvertError, ConvertOptions, Converted};
 use mend::Dialect;
 use serde_json::Value;
 
@@ -35,7 +35,19 @@ fn fnv(bytes: &[u8]) -> u64 {
 
 /// Everything a conversion says, as one digest.
 fn outcome(body: &Value, from: Dialect, to: Dialect, opts: &ConvertOptions) -> String {
-    let text = match convert(body, from, to, opts) {
+    let text = said(convert(body, from, to, opts));
+    // The body given rather than lent converts the same, in every respect.
+    assert_eq!(
+        said(convert_owned(body.clone(), from, to, opts)),
+        text,
+        "convert_owned differs from convert ({from} -> {to})"
+    );
+    format!("{:016x}", fnv(text.as_bytes()))
+}
+
+/// Everything a conversion says, as text.
+fn said(converted: Result<Converted, ConvertError>) -> String {
+    match converted {
         Ok(c) => {
             let mut s = serde_json::to_string(&c.body).expect("a body serializes");
             let _ = write!(
@@ -51,8 +63,7 @@ fn outcome(body: &Value, from: Dialect, to: Dialect, opts: &ConvertOptions) -> S
             s
         }
         Err(e) => format!("error: {e}"),
-    };
-    format!("{:016x}", fnv(text.as_bytes()))
+    }
 }
 
 /// The inputs: (name, source dialect, body, source model).
