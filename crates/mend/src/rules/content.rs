@@ -653,8 +653,7 @@ fn drop_blank_text_of_result(fx: &mut Fixer, v: &Violation, n: usize) {
         format!("dropped {dropped} empty text block(s) from the tool_result's content")
     };
     if fx.claim(n) {
-        fx.replace_node(n, Value::Object(new));
-        fx.note(v.rule, v.path.clone(), "drop", detail);
+        fx.replace_node(n, Value::Object(new), v, "drop", detail);
     }
 }
 
@@ -710,10 +709,9 @@ fn reshape_the_known_defects(fx: &mut Fixer, v: &Violation) {
                 *slot = parsed;
             }
             if fx.claim(n) {
-                fx.replace_node(n, block);
                 let detail =
                     "wrote the input's JSON text as the object it holds, as the API takes it";
-                fx.note(v.rule, v.path.clone(), "set", detail.into());
+                fx.replace_node(n, block, v, "set", detail.into());
             }
         }
         Some(Defect::ResultJsonNotObject) if fx.dialect() == Dialect::Gemini => {
@@ -732,10 +730,9 @@ fn reshape_the_known_defects(fx: &mut Fixer, v: &Violation) {
             let mut part = part.clone();
             part[key]["response"] = json!({ "result": response.clone() });
             if fx.claim(n) {
-                fx.replace_node(n, part);
                 let detail =
                     "put the response under `result`, the object Gemini takes, as Google's SDKs do";
-                fx.note(v.rule, v.path.clone(), "set", detail.into());
+                fx.replace_node(n, part, v, "set", detail.into());
             }
         }
         Some(Defect::ResultJsonNotObject) => {
@@ -755,9 +752,8 @@ fn reshape_the_known_defects(fx: &mut Fixer, v: &Violation) {
                 *c = json!({ "text": text });
             }
             if fx.claim(n) {
-                fx.replace_node(n, block);
                 let detail = "sent the tool's non-object json output as text, which keeps it whole";
-                fx.note(v.rule, v.path.clone(), "set", detail.into());
+                fx.replace_node(n, block, v, "set", detail.into());
             }
         }
         Some(Defect::OutputNotText) => {
