@@ -11,7 +11,7 @@ use super::openai_chat::approx_size;
 use super::{kind_in as kind_of, malformed, nonempty_string, string_id, ReadId};
 use crate::chain::{CallKind, Chain, NodeKind, Ptr, Role};
 use crate::json::{Json, Kind};
-use crate::violation::Violation;
+use crate::violation::{Rule, Violation};
 
 pub mod canonical;
 pub(crate) mod capture;
@@ -292,6 +292,20 @@ fn map_block<'a, J: Json<'a>>(
             return map_call_block(ty, id, s("name"), p, chain);
         }
         "tool_use" | "server_tool_use" | "mcp_tool_use" => {
+            if ty == "tool_use" && b.get("input").is_none() {
+                // A serializer that leaves out an empty value (Go's `omitempty`) drops the
+                // `{}` of a tool without parameters (go-anthropic#67, mastra#11376).
+                out.push(
+                    Violation::error(
+                        Rule::Malformed,
+                        p.render_with("input"),
+                        format!("messages[{i}].content[{j}] is a tool_use block without `input`; the field is required (`{{}}` for a call without arguments)"),
+                    )
+                    .provider(Some(format!("messages.{i}.content.{j}.tool_use.input: Field required")))
+                    .at_node(chain.nodes.len(), chain.turns.len().saturating_sub(1))
+                    .with_defect(crate::violation::Defect::ToolInputMissing),
+                );
+            }
             let id = block_id(i, j, b, ty, "id", p, out);
             return map_call_block(ty, id, s("name"), p, chain);
         }
