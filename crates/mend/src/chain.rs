@@ -305,6 +305,9 @@ pub enum NodeKind<'a> {
         wire: Wire,
         /// Carries a signature (Gemini `thoughtSignature`).
         signed: bool,
+        /// The id is there but not a string (a number, an object): `call_id` is `None`,
+        /// the reader reported it as `malformed`, and the call is not id-less.
+        id_mistyped: bool,
     },
     /// A tool result.
     Result {
@@ -319,6 +322,9 @@ pub enum NodeKind<'a> {
         /// Its content holds a text block that is empty or only white space (Anthropic
         /// refuses one there as anywhere else).
         blank_text: bool,
+        /// The call id is there but not a string: `call_id` is `None`, the reader
+        /// reported it as `malformed`, and the result is not id-less.
+        id_mistyped: bool,
     },
     /// A reasoning item or thinking block.
     Reasoning {
@@ -710,6 +716,7 @@ mod tests {
             kind: CallKind::Client,
             wire,
             signed: false,
+            id_mistyped: false,
         };
         chain.begin_turn(Role::Assistant, "assistant", Ptr::item("input", 0), 0);
         chain.push_call(call(a), Some("fc_1"), Ptr::item("input", 0));

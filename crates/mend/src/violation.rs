@@ -78,6 +78,9 @@ pub(crate) enum Defect {
     ContentRequired,
     /// Converse: a `toolUse.input` that is not an object (a string of the arguments).
     ToolInputNotObject,
+    /// Anthropic: a `tool_use` block without its required `input`. Reported only: what
+    /// the call's arguments were is not known (`{}` is the usual loss, not the only one).
+    ToolInputMissing,
     /// Converse: a `toolResult` content `json` member that is not an object.
     ResultJsonNotObject,
     /// OpenAI: a tool's output (chat `tool` content, Responses `function_call_output`)

@@ -263,6 +263,7 @@ fn part_of(
             kind,
             wire,
             signed,
+            ..
         } => Part {
             kind: "call",
             label: join(vec![

@@ -418,21 +418,36 @@ pub(crate) fn malformed(out: &mut Vec<Violation>, ptr: Ptr, field: Option<&str>,
     out.push(Violation::error(Rule::Malformed, path, message));
 }
 
-/// A call's or result's id as the chain reads it: the string, or `None` when it is
-/// absent or null. An id of another type (a number, an object) reads as `None` too, but
-/// it is there: a `malformed` finding says what it is at its pointer (`at` gives the
-/// pointer and the id's name for the message, and is called only then). The finding has
-/// no reshape, so repair leaves the item alone rather than act on an id it misread. Every
-/// reader's ids go through here, so each dialect says it one way.
+/// An id as a reader found it ([`string_id`]): its text, or that it is there but not a
+/// string.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct ReadId<'a> {
+    /// The string; `None` when the id is absent, null or of another type.
+    pub(crate) text: Option<&'a str>,
+    /// The id is there but not a string (a number, an object): reported as `malformed`,
+    /// and carried on the chain's node (`id_mistyped`) so no rule reads it as no id.
+    pub(crate) mistyped: bool,
+}
+
+/// A call's or result's id (or a Responses item's `id`) as the chain reads it: the
+/// string, or no text when it is absent or null. An id of another type (a number, an
+/// object) has no text either, but it is there: a `malformed` finding says what it is at
+/// its pointer (`at` gives the pointer and the id's name for the message, and is called
+/// only then), and the answer is marked `mistyped`, which the reader puts on the node. The
+/// finding has no reshape, so repair leaves the item alone rather than act on an id it
+/// misread. Every reader's ids go through here, so each dialect says it one way.
 pub(crate) fn string_id<'a, J: Json<'a>>(
     id: Option<J>,
     out: &mut Vec<Violation>,
     at: impl FnOnce() -> (String, String),
-) -> Option<&'a str> {
+) -> ReadId<'a> {
     match id {
-        Some(s) if s.is_string() => s.str(),
-        Some(n) if n.is_null() => None,
-        None => None,
+        Some(s) if s.is_string() => ReadId {
+            text: s.str(),
+            mistyped: false,
+        },
+        Some(n) if n.is_null() => ReadId::default(),
+        None => ReadId::default(),
         Some(other) => {
             let (path, name) = at();
             out.push(Violation::error(
@@ -440,7 +455,10 @@ pub(crate) fn string_id<'a, J: Json<'a>>(
                 path,
                 format!("{name} is {} but must be a string", kind_in(other)),
             ));
-            None
+            ReadId {
+                text: None,
+                mistyped: true,
+            }
         }
     }
 }
@@ -456,7 +474,7 @@ pub(crate) fn member_id<'a, J: Json<'a>>(
     field: &str,
     ptr: Ptr,
     out: &mut Vec<Violation>,
-) -> Option<&'a str> {
+) -> ReadId<'a> {
     string_id(union.get(field), out, || {
         let block = match (ptr.item_index(), ptr.inner_key(), ptr.sub_index()) {
             (Some(i), Some(k), Some(j)) => format!("{}[{i}].{k}[{j}]", ptr.root_key()),

@@ -248,9 +248,27 @@ impl<'p, 'a> Fixer<'p, 'a> {
         drop_node(&mut self.plan, self.a, n);
     }
 
-    /// Replace node `n`'s wire value (the whole item, or its element) with `value`.
-    pub(crate) fn replace_node(&mut self, n: usize, value: Value) {
-        replace_node(&mut self.plan, self.a.chain.nodes[n].ptr, value);
+    /// Replace node `n`'s wire value (the whole item, or its element) with `value`, for
+    /// violation `v`, reported as `action` and `detail`. A whole item written anew waits
+    /// for the next pass when another edit of the pass touches the item
+    /// ([`Plan::settle`]); its report waits with it.
+    pub(crate) fn replace_node(
+        &mut self,
+        n: usize,
+        value: Value,
+        v: &Violation,
+        action: &'static str,
+        detail: String,
+    ) {
+        let ptr = self.a.chain.nodes[n].ptr;
+        replace_node(&mut self.plan, ptr, value);
+        self.note(v.rule, v.path.clone(), action, detail);
+        if let (Some(i), None) = (ptr.item_index(), ptr.sub_index()) {
+            let note = self.plan.edits.len() - 1;
+            if let Some(r) = self.plan.replace_items.get_mut(&(i as usize)) {
+                r.notes.push(note);
+            }
+        }
     }
 
     /// Put `value` (a result of the call at node `call`) where that call's results go.
@@ -376,13 +394,8 @@ impl<'p, 'a> Fixer<'p, 'a> {
                     return;
                 };
                 let text = dialect_result_as_text(self.dialect(), value);
-                replace_node(&mut self.plan, ptr, text);
-                self.note(
-                    v.rule,
-                    v.path.clone(),
-                    "convert",
-                    "turned the result, which answers no call, into plain text".into(),
-                );
+                let detail = "turned the result, which answers no call, into plain text";
+                self.replace_node(n, text, v, "convert", detail.into());
             }
         }
     }
@@ -402,6 +415,7 @@ impl<'p, 'a> Fixer<'p, 'a> {
             }
             place(&mut self.plan, self.a, self.body, target, values);
         }
+        self.plan.settle();
         self.plan
     }
 }
@@ -428,7 +442,9 @@ pub(crate) struct FieldEdit {
 #[derive(Default)]
 pub(crate) struct Plan {
     pub(crate) drop_items: BTreeSet<usize>,
-    pub(crate) replace_items: BTreeMap<usize, Value>,
+    /// Items written anew as a whole. Never beside another edit of the same item in a
+    /// pass ([`Plan::settle`]).
+    pub(crate) replace_items: BTreeMap<usize, Replace>,
     pub(crate) insert_after: BTreeMap<usize, Vec<Value>>,
     /// New items before this history item.
     pub(crate) insert_before: BTreeMap<usize, Vec<Value>>,
@@ -446,7 +462,89 @@ pub(crate) struct Plan {
     pub(crate) edits: Vec<Edit>,
 }
 
+/// A history item written anew as a whole: its new value, built from the item as the pass
+/// found it, the reports of the fix that wrote it (indexes into [`Plan::edits`]), and the
+/// items it takes in (a join: dropped, `true` when moved into it rather than dropped as a
+/// copy), which go only if the replacement is made.
+#[derive(Debug, Clone)]
+pub(crate) struct Replace {
+    pub(crate) value: Value,
+    pub(crate) notes: Vec<usize>,
+    pub(crate) absorbs: Vec<(usize, bool)>,
+}
+
 impl Plan {
+    /// Write history item `i` anew as `value`, taking in the items `absorbs` (see
+    /// [`Replace`]), reported by the edits pushed from `notes_from` on.
+    pub(crate) fn replace_item(
+        &mut self,
+        i: usize,
+        value: Value,
+        absorbs: Vec<(usize, bool)>,
+        notes_from: usize,
+    ) {
+        let notes = (notes_from..self.edits.len()).collect();
+        self.replace_items.insert(
+            i,
+            Replace {
+                value,
+                notes,
+                absorbs,
+            },
+        );
+    }
+
+    /// Whether an edit of this plan other than a whole replacement touches history item
+    /// `i`: drops it, or edits its elements or fields.
+    fn edits_inside(&self, i: usize) -> bool {
+        let elements = (i, "", 0)..(i + 1, "", 0);
+        self.drop_items.contains(&i)
+            || self.drop_subs.range(elements.clone()).next().is_some()
+            || self.replace_subs.range(elements.clone()).next().is_some()
+            || self.insert_subs.range(elements).next().is_some()
+            || self.fields.iter().any(|f| f.item == i)
+    }
+
+    /// Settle the pass's whole-item replacements against its other edits. A replacement
+    /// is built from the item as the pass found it, and element and field edits address
+    /// the item's elements by their index there: applied to the replacement, an element
+    /// edit would name another element (the thinking fix once wrote a reordered message
+    /// while another fix dropped a block of it by its old index, and the drop took the
+    /// thinking block). So the two never meet in one pass: a replacement of an item that
+    /// another edit touches (or that takes in such an item) is withdrawn with its reports
+    /// and the items it would take in, and its finding is fixed in the next pass, on the
+    /// body the other edits made (the driver runs passes until the body is valid). The
+    /// replacement waits rather than the element edits, as an element edit may be half
+    /// of a move (a result dropped in one item and placed in another); a replacement
+    /// carries everything it does with it.
+    pub(crate) fn settle(&mut self) {
+        let mut withdrawn = BTreeSet::new();
+        let replaces = std::mem::take(&mut self.replace_items);
+        for (i, r) in replaces {
+            let touched = std::iter::once(i)
+                .chain(r.absorbs.iter().map(|&(a, _)| a))
+                .any(|j| self.edits_inside(j));
+            if touched {
+                withdrawn.extend(r.notes);
+                continue;
+            }
+            for &(a, moved) in &r.absorbs {
+                self.drop_items.insert(a);
+                if moved {
+                    self.moved_items.insert(a);
+                }
+            }
+            self.replace_items.insert(i, r);
+        }
+        if !withdrawn.is_empty() {
+            let mut k = 0;
+            self.edits.retain(|_| {
+                k += 1;
+                !withdrawn.contains(&(k - 1))
+            });
+        }
+    }
+
     /// Remove a Responses item's provider id (`msg_`, `fc_`): the item is then plain input.
     pub(crate) fn remove_item_id(&mut self, item: usize) {
         self.fields.push(FieldEdit {
@@ -532,7 +630,7 @@ impl Plan {
                 let mut it = self
                     .replace_items
                     .get(&i)
-                    .cloned()
+                    .map(|r| r.value.clone())
                     .unwrap_or_else(|| item.clone());
                 for k in sub_keys.get(&i).into_iter().flatten() {
                     self.apply_subs(&mut it, i, k, fields_by_item.get(&i));
@@ -771,7 +869,8 @@ fn replace_node(p: &mut Plan, ptr: Ptr, value: Value) {
             p.replace_subs.insert((i as usize, k, j as usize), value);
         }
         (Some(i), _, None) => {
-            p.replace_items.insert(i as usize, value);
+            let from = p.edits.len();
+            p.replace_item(i as usize, value, Vec::new(), from);
         }
         _ => {}
     }
@@ -877,4 +976,107 @@ fn id_field_edit(d: Dialect, ptr: Ptr, is_call: bool, id: &str) -> Option<FieldE
         name: field.into(),
         value: Some(json!(id)),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn note(p: &mut Plan, detail: &str) {
+        p.note(
+            Rule::ThinkingNotFirst,
+            "/messages/1".into(),
+            "x",
+            detail.into(),
+        );
+    }
+
+    fn body() -> Value {
+        json!({"model": "claude-sonnet-4-5", "max_tokens": 64, "messages": [
+            {"role": "user", "content": "Weather in Paris?"},
+            {"role": "assistant", "content": [
+                {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {}},
+                {"type": "thinking", "thinking": "I call it.", "signature": "sig"}
+            ]},
+            {"role": "user", "content": "Never mind."}
+        ]})
+    }
+
+    #[test]
+    fn a_replaced_item_and_an_element_edit_of_it_never_share_a_pass() {
+        // One fix writes the message anew with its thinking first; another drops the
+        // tool_use by its index in the message as the pass found it (0). Applied to the
+        // replacement, that drop would take the thinking block and keep the call.
+        let body = body();
+        let mut p = Plan::default();
+        let reordered = json!({"role": "assistant", "content": [
+            {"type": "thinking", "thinking": "I call it.", "signature": "sig"},
+            {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {}}
+        ]});
+        let from = p.edits.len();
+        note(&mut p, "reordered");
+        p.replace_item(1, reordered, Vec::new(), from);
+        p.drop_subs.insert((1, "content", 0));
+        note(&mut p, "dropped the call");
+        p.settle();
+        let (next, origin) = p.apply(&body, Dialect::Anthropic);
+        assert_eq!(
+            next["messages"][1]["content"],
+            json!([{"type": "thinking", "thinking": "I call it.", "signature": "sig"}]),
+            "the call went by its own index and the replacement waits for the next pass"
+        );
+        let details: Vec<_> = p.edits.iter().map(|e| e.detail.as_str()).collect();
+        assert_eq!(
+            details,
+            ["dropped the call"],
+            "the waiting replacement is not reported"
+        );
+        assert_eq!(origin, [Some(0), None, Some(2)]);
+    }
+
+    #[test]
+    fn a_replacement_alone_on_its_items_is_made_with_what_it_takes_in() {
+        let body = body();
+        let joined = json!({"role": "user", "content": "joined"});
+        let mut p = Plan::default();
+        let from = p.edits.len();
+        note(&mut p, "joined");
+        p.replace_item(0, joined.clone(), vec![(2, true)], from);
+        p.settle();
+        let (next, _) = p.apply(&body, Dialect::Anthropic);
+        assert_eq!(next["messages"], json!([joined, body["messages"][1]]));
+        assert_eq!(p.edits.len(), 1);
+        assert!(p.moved_items.contains(&2));
+    }
+
+    #[test]
+    fn a_replacement_taking_in_an_item_another_edit_touches_waits_whole() {
+        // The item the join would take in gets a field edit this pass: the join waits,
+        // and the item it would have dropped stays, with its edit.
+        let body = body();
+        let mut p = Plan::default();
+        let from = p.edits.len();
+        note(&mut p, "joined");
+        p.replace_item(
+            0,
+            json!({"role": "user", "content": "joined"}),
+            vec![(2, true)],
+            from,
+        );
+        p.fields.push(FieldEdit {
+            item: 2,
+            sub: None,
+            inner: None,
+            name: "content".into(),
+            value: Some(json!("edited")),
+        });
+        note(&mut p, "edited");
+        p.settle();
+        let (next, _) = p.apply(&body, Dialect::Anthropic);
+        assert_eq!(next["messages"][0], body["messages"][0]);
+        assert_eq!(next["messages"][2]["content"], json!("edited"));
+        assert!(p.drop_items.is_empty() && p.moved_items.is_empty());
+        let details: Vec<_> = p.edits.iter().map(|e| e.detail.as_str()).collect();
+        assert_eq!(details, ["edited"]);
+    }
 }

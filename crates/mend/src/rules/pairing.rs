@@ -581,8 +581,15 @@ pub(crate) fn pair_calls_with_results(
                 call_id,
                 name,
                 wire,
+                id_mistyped,
                 ..
-            } => p.on_call(n, call_id, name, chain.wire_text(wire), out),
+            } => p.on_call(n, (call_id, id_mistyped), name, chain.wire_text(wire), out),
+            // A server result whose id is not a string names no call: `malformed` says so.
+            NodeKind::Result {
+                kind: CallKind::Server,
+                id_mistyped: true,
+                ..
+            } => {}
             NodeKind::Result {
                 call_id,
                 kind: CallKind::Server,
@@ -593,8 +600,9 @@ pub(crate) fn pair_calls_with_results(
                 call_id,
                 name,
                 wire,
+                id_mistyped,
                 ..
-            } => p.on_result(n, call_id, name, chain.wire_text(wire), out),
+            } => p.on_result(n, (call_id, id_mistyped), name, chain.wire_text(wire), out),
             _ => {}
         }
     }
@@ -607,10 +615,11 @@ impl<'a> Pairing<'_, 'a> {
         self.suppressed.get(turn).copied().unwrap_or(false)
     }
 
+    /// A call; `call_id` is its id and whether it is there but not a string.
     fn on_call(
         &mut self,
         n: usize,
-        call_id: Option<&'a str>,
+        (call_id, mistyped): (Option<&'a str>, bool),
         name: Option<&'a str>,
         wire: &'a str,
         out: &mut Vec<Violation>,
@@ -618,10 +627,13 @@ impl<'a> Pairing<'_, 'a> {
         let ctx = self.ctx;
         let turn = ctx.chain.nodes[n].turn();
         let id = call_id.filter(|s| !s.is_empty());
+        // An id of another type than a string is not no id: its `malformed` finding is
+        // the one report (no "has no id" beside it), and the call is not held
+        // unanswered, as its results name it by that id.
         let reported_idless = id.is_none()
             && ctx.params.call_id_required
             && wire != crate::dialect::openai_chat::LEGACY_FUNCTION_CALL;
-        if reported_idless {
+        if reported_idless && !mistyped {
             out.push(ids::idless_call(ctx, n, call_id, name, wire));
         }
         if let Some(id) = id {
@@ -703,10 +715,11 @@ impl<'a> Pairing<'_, 'a> {
         );
     }
 
+    /// A result; `call_id` is the id it names and whether that is there but not a string.
     fn on_result(
         &mut self,
         n: usize,
-        call_id: Option<&'a str>,
+        (call_id, mistyped): (Option<&'a str>, bool),
         name: Option<&'a str>,
         wire: &str,
         out: &mut Vec<Violation>,
@@ -717,7 +730,10 @@ impl<'a> Pairing<'_, 'a> {
         let by_name = ctx.params.pair_by_name || (id.is_none() && name.is_some());
         let found = self.find_call(id, name, by_name, turn);
         if found.is_none() && id.is_none() && !by_name {
-            out.push(ids::idless_result(ctx, n, call_id, wire));
+            // An id of another type: its `malformed` finding is the one report.
+            if !mistyped {
+                out.push(ids::idless_result(ctx, n, call_id, wire));
+            }
             return;
         }
         if ctx.dialect == Dialect::Gemini && name.is_none_or(str::is_empty) {

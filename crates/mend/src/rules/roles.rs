@@ -459,18 +459,21 @@ fn join_the_run(fx: &mut Fixer, v: &Violation) {
     }
     let mut joined = values[0].clone();
     let mut blocks = blocks_of(values[0]);
+    // The items taken in go with the joined message, in one edit ([`Plan::replace_item`]).
+    let notes_from = fx.plan.edits.len();
+    let mut absorbs = Vec::with_capacity(items.len() - 1);
     for (pos, value) in values.iter().enumerate().skip(1) {
         let item = items[pos];
         let path = chain.turns[history[start + pos]].ptr.render();
-        fx.plan.drop_items.insert(item);
         if *value == values[pos - 1] {
+            absorbs.push((item, false));
             let detail =
                 "dropped the message: it is an exact copy of the one before it".to_string();
             fx.note(v.rule, path, "drop", detail);
             continue;
         }
         blocks.extend(blocks_of(value));
-        fx.plan.moved_items.insert(item);
+        absorbs.push((item, true));
         let detail = format!(
             "joined the message to the {} message before it, its blocks after that one's, as Anthropic's API combines them",
             chain.turns[t].wire
@@ -480,7 +483,7 @@ fn join_the_run(fx: &mut Fixer, v: &Violation) {
     if let Some(o) = joined.as_object_mut() {
         o.insert("content".into(), Value::Array(blocks));
     }
-    fx.plan.replace_items.insert(first, joined);
+    fx.plan.replace_item(first, joined, absorbs, notes_from);
 }
 
 /// A message's content as a list of blocks (Anthropic's string content is one text

@@ -8,10 +8,10 @@
 use serde_json::Value;
 
 use super::openai_chat::approx_size;
-use super::{kind_in as kind_of, malformed, nonempty_string, string_id};
+use super::{kind_in as kind_of, malformed, nonempty_string, string_id, ReadId};
 use crate::chain::{CallKind, Chain, NodeKind, Ptr, Role};
 use crate::json::{Json, Kind};
-use crate::violation::Violation;
+use crate::violation::{Rule, Violation};
 
 pub mod canonical;
 pub(crate) mod capture;
@@ -291,43 +291,51 @@ fn map_block<'a, J: Json<'a>>(
             let id = block_id(i, j, b, ty, "id", p, out);
             return map_call_block(ty, id, s("name"), p, chain);
         }
-        "tool_use" => NodeKind::Call {
-            call_id: block_id(i, j, b, ty, "id", p, out),
-            name: s("name"),
-            kind: CallKind::Client,
-            wire: chain.wire("tool_use"),
-            signed: false,
-        },
-        "server_tool_use" | "mcp_tool_use" => NodeKind::Call {
-            call_id: block_id(i, j, b, ty, "id", p, out),
-            name: s("name"),
-            kind: CallKind::Server,
-            wire: chain.wire(if ty == "server_tool_use" {
-                "server_tool_use"
-            } else {
-                "mcp_tool_use"
-            }),
-            signed: false,
-        },
-        "tool_result" => NodeKind::Result {
-            call_id: block_id(i, j, b, ty, "tool_use_id", p, out),
-            name: None,
-            kind: CallKind::Client,
-            wire: chain.wire("tool_result"),
-            blank_text: b.get("content").is_some_and(|c| {
-                c.items().any(|part| {
-                    part.get("type").and_then(J::str) == Some("text")
-                        && part.get("text").and_then(J::text).is_some_and(|t| t.blank)
-                })
-            }),
-        },
-        t if t.ends_with("_tool_result") => NodeKind::Result {
-            call_id: block_id(i, j, b, ty, "tool_use_id", p, out),
-            name: None,
-            kind: CallKind::Server,
-            wire: chain.wire(t),
-            blank_text: false,
-        },
+        "tool_use" | "server_tool_use" | "mcp_tool_use" => {
+            if ty == "tool_use" && b.get("input").is_none() {
+                // A serializer that leaves out an empty value (Go's `omitempty`) drops the
+                // `{}` of a tool without parameters (go-anthropic#67, mastra#11376).
+                out.push(
+                    Violation::error(
+                        Rule::Malformed,
+                        p.render_with("input"),
+                        format!("messages[{i}].content[{j}] is a tool_use block without `input`; the field is required (`{{}}` for a call without arguments)"),
+                    )
+                    .provider(Some(format!("messages.{i}.content.{j}.tool_use.input: Field required")))
+                    .at_node(chain.nodes.len(), chain.turns.len().saturating_sub(1))
+                    .with_defect(crate::violation::Defect::ToolInputMissing),
+                );
+            }
+            let id = block_id(i, j, b, ty, "id", p, out);
+            return map_call_block(ty, id, s("name"), p, chain);
+        }
+        "tool_result" => {
+            let id = block_id(i, j, b, ty, "tool_use_id", p, out);
+            NodeKind::Result {
+                call_id: id.text,
+                id_mistyped: id.mistyped,
+                name: None,
+                kind: CallKind::Client,
+                wire: chain.wire("tool_result"),
+                blank_text: b.get("content").is_some_and(|c| {
+                    c.items().any(|part| {
+                        part.get("type").and_then(J::str) == Some("text")
+                            && part.get("text").and_then(J::text).is_some_and(|t| t.blank)
+                    })
+                }),
+            }
+        }
+        t if t.ends_with("_tool_result") => {
+            let id = block_id(i, j, b, ty, "tool_use_id", p, out);
+            NodeKind::Result {
+                call_id: id.text,
+                name: None,
+                kind: CallKind::Server,
+                wire: chain.wire(t),
+                blank_text: false,
+                id_mistyped: id.mistyped,
+            }
+        }
         "thinking" => {
             if !b.get("thinking").is_some_and(J::is_string) {
                 malformed(out, p, Some("thinking"), format!("messages[{i}].content[{j}] is a thinking block without a string `thinking`"));
@@ -362,7 +370,7 @@ fn block_id<'a, J: Json<'a>>(
     key: &str,
     p: Ptr,
     out: &mut Vec<Violation>,
-) -> Option<&'a str> {
+) -> ReadId<'a> {
     string_id(b.get(key), out, || {
         (
             p.render_with(key),
@@ -374,7 +382,7 @@ fn block_id<'a, J: Json<'a>>(
 /// A call block's node (its input judged apart).
 fn map_call_block<'a>(
     ty: &'a str,
-    id: Option<&'a str>,
+    id: ReadId<'a>,
     name: Option<&'a str>,
     p: Ptr,
     chain: &mut Chain<'a>,
@@ -387,11 +395,12 @@ fn map_call_block<'a>(
     let wire = chain.wire(wire);
     chain.push(
         NodeKind::Call {
-            call_id: id,
+            call_id: id.text,
             name,
             kind,
             wire,
             signed: false,
+            id_mistyped: id.mistyped,
         },
         p,
     );

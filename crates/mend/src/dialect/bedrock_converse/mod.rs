@@ -226,28 +226,36 @@ fn map_block<'a, J: Json<'a>>(
             );
             return;
         }
-        "toolUse" => NodeKind::Call {
-            call_id: member_id(v, key, "toolUseId", p, out),
-            name: s("name"),
-            kind: if s("type") == Some("server_tool_use") {
-                CallKind::Server
-            } else {
-                CallKind::Client
-            },
-            wire: chain.wire("toolUse"),
-            signed: false,
-        },
-        "toolResult" => NodeKind::Result {
-            call_id: member_id(v, key, "toolUseId", p, out),
-            name: None,
-            // Server tool results carry their own `type` (Nova's code interpreter).
-            kind: match s("type") {
-                Some(t) if t != "tool_result" => CallKind::Server,
-                _ => CallKind::Client,
-            },
-            wire: chain.wire("toolResult"),
-            blank_text: false,
-        },
+        "toolUse" => {
+            let id = member_id(v, key, "toolUseId", p, out);
+            NodeKind::Call {
+                call_id: id.text,
+                id_mistyped: id.mistyped,
+                name: s("name"),
+                kind: if s("type") == Some("server_tool_use") {
+                    CallKind::Server
+                } else {
+                    CallKind::Client
+                },
+                wire: chain.wire("toolUse"),
+                signed: false,
+            }
+        }
+        "toolResult" => {
+            let id = member_id(v, key, "toolUseId", p, out);
+            NodeKind::Result {
+                call_id: id.text,
+                id_mistyped: id.mistyped,
+                name: None,
+                // Server tool results carry their own `type` (Nova's code interpreter).
+                kind: match s("type") {
+                    Some(t) if t != "tool_result" => CallKind::Server,
+                    _ => CallKind::Client,
+                },
+                wire: chain.wire("toolResult"),
+                blank_text: false,
+            }
+        }
         "reasoningContent" => match reasoning(v, chain) {
             Some(kind) => kind,
             None => {

@@ -194,12 +194,14 @@ fn map_part<'a, J: Json<'a>>(
             return;
         }
         struct_args(i, j, p, fc, pptr, chain, out);
+        let id = member_id(fc, key, "id", pptr, out);
         NodeKind::Call {
-            call_id: member_id(fc, key, "id", pptr, out),
+            call_id: id.text,
             name: fc.get("name").and_then(J::str),
             kind: CallKind::Client,
             wire: chain.wire("functionCall"),
             signed,
+            id_mistyped: id.mistyped,
         }
     } else if let Some((key, fr)) = fresp {
         if !fr.is_object() {
@@ -215,12 +217,14 @@ fn map_part<'a, J: Json<'a>>(
             return;
         }
         struct_response(i, j, p, fr, pptr, chain, out);
+        let id = member_id(fr, key, "id", pptr, out);
         NodeKind::Result {
-            call_id: member_id(fr, key, "id", pptr, out),
+            call_id: id.text,
             name: fr.get("name").and_then(J::str),
             kind: CallKind::Client,
             wire: chain.wire("functionResponse"),
             blank_text: false,
+            id_mistyped: id.mistyped,
         }
     } else if let Some(t) = text {
         match t.kind() {

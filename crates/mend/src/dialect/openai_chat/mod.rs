@@ -358,6 +358,7 @@ fn map_calls<'a, J: Json<'a>>(
                 kind: CallKind::Client,
                 wire,
                 signed: false,
+                id_mistyped: false,
             },
             Ptr::field(ROOT, i, "function_call"),
         );
@@ -383,11 +384,12 @@ fn map_result<'a, J: Json<'a>>(
     let wire = chain.wire(wire_role);
     chain.push(
         NodeKind::Result {
-            call_id,
+            call_id: call_id.text,
             name: if wire_role == "function" { name } else { None },
             kind: CallKind::Client,
             wire,
             blank_text: false,
+            id_mistyped: call_id.mistyped,
         },
         ptr,
     );
@@ -460,11 +462,12 @@ fn map_call<'a, J: Json<'a>>(
     let wire = chain.wire("tool_calls");
     chain.push(
         NodeKind::Call {
-            call_id,
+            call_id: call_id.text,
             name,
             kind: CallKind::Client,
             wire,
             signed: false,
+            id_mistyped: call_id.mistyped,
         },
         cptr,
     );

@@ -8,7 +8,7 @@
 use serde_json::Value;
 
 use super::openai_chat::approx_size;
-use super::{kind_in as kind_of, malformed, nonempty_string, string_id};
+use super::{kind_in as kind_of, malformed, nonempty_string, string_id, ReadId};
 use crate::chain::{CallKind, Chain, NodeKind, Ptr, Role};
 use crate::json::Json;
 use crate::violation::{Defect, Rule, Violation};
@@ -75,7 +75,7 @@ pub(crate) fn map<'a, J: Json<'a>>(body: J, chain: &mut Chain<'a>, out: &mut Vec
 #[derive(Clone, Copy)]
 struct Fields<'a, J> {
     ty: Option<J>,
-    id: Option<&'a str>,
+    id: Option<J>,
     role: Option<J>,
     content: Option<J>,
     summary: Option<J>,
@@ -85,7 +85,7 @@ struct Fields<'a, J> {
     output: Option<J>,
     call_id: Option<J>,
     name: Option<&'a str>,
-    approval_request_id: Option<&'a str>,
+    approval_request_id: Option<J>,
 }
 
 impl<'a, J: Json<'a>> Fields<'a, J> {
@@ -107,7 +107,7 @@ impl<'a, J: Json<'a>> Fields<'a, J> {
         for (k, v) in obj.members() {
             match k {
                 "type" => f.ty = Some(v),
-                "id" => f.id = v.str(),
+                "id" => f.id = Some(v),
                 "role" => f.role = Some(v),
                 "content" => f.content = Some(v),
                 "summary" => f.summary = Some(v),
@@ -117,7 +117,7 @@ impl<'a, J: Json<'a>> Fields<'a, J> {
                 "output" => f.output = Some(v),
                 "call_id" => f.call_id = Some(v),
                 "name" => f.name = v.str(),
-                "approval_request_id" => f.approval_request_id = v.str(),
+                "approval_request_id" => f.approval_request_id = Some(v),
                 _ => {}
             }
         }
@@ -155,10 +155,14 @@ fn map_item<'a, J: Json<'a>>(i: usize, it: J, chain: &mut Chain<'a>, out: &mut V
             None
         }
     };
-    let id = f.id;
+    // The item's own id (`msg_…`, `fc_…`, `rs_…`; a server call's and an approval
+    // request's call id): a string, read as every call id is read.
+    let id = string_id(f.id, out, || {
+        (ptr.render_with("id"), format!("input[{i}].id"))
+    });
     match ty {
-        None | Some("message") => map_message(i, &f, ty.is_some(), chain, out),
-        Some("reasoning") => map_reasoning(i, &f, id, ptr, chain, out),
+        None | Some("message") => map_message(i, &f, id.text, ty.is_some(), chain, out),
+        Some("reasoning") => map_reasoning(i, &f, id.text, ptr, chain, out),
         Some(t) => {
             if let Some((wire, _)) = CLIENT_CALLS.iter().find(|(c, _)| *c == t) {
                 chain.begin_turn(
@@ -168,7 +172,13 @@ fn map_item<'a, J: Json<'a>>(i: usize, it: J, chain: &mut Chain<'a>, out: &mut V
                     f.arguments.or(f.input).map(approx_size).unwrap_or(0),
                 );
                 let call_id = call_id_of(i, f.call_id, ptr, out);
-                push_call(chain, (call_id, f.name, id), CallKind::Client, wire, ptr);
+                push_call(
+                    chain,
+                    (call_id, f.name, id.text),
+                    CallKind::Client,
+                    wire,
+                    ptr,
+                );
             } else if let Some((_, wire)) = CLIENT_CALLS.iter().find(|(_, o)| *o == t) {
                 chain.begin_turn(
                     Role::Tool,
@@ -200,39 +210,47 @@ fn map_item<'a, J: Json<'a>>(i: usize, it: J, chain: &mut Chain<'a>, out: &mut V
                 let wire = chain.wire(wire);
                 chain.push(
                     NodeKind::Result {
-                        call_id,
+                        call_id: call_id.text,
                         name: None,
                         kind: CallKind::Client,
                         wire,
                         blank_text: false,
+                        id_mistyped: call_id.mistyped,
                     },
                     ptr,
                 );
             } else if t == "mcp_approval_request" {
                 chain.begin_turn(Role::Assistant, "mcp_approval_request", ptr, 0);
                 let wire = "mcp_approval_request";
-                push_call(chain, (id, f.name, id), CallKind::Client, wire, ptr);
+                push_call(chain, (id, f.name, id.text), CallKind::Client, wire, ptr);
             } else if t == "mcp_approval_response" {
                 chain.begin_turn(Role::Tool, "mcp_approval_response", ptr, 0);
+                let approved = string_id(f.approval_request_id, out, || {
+                    (
+                        ptr.render_with("approval_request_id"),
+                        format!("input[{i}].approval_request_id"),
+                    )
+                });
                 let wire = chain.wire("mcp_approval_response");
                 chain.push(
                     NodeKind::Result {
-                        call_id: f.approval_request_id,
+                        call_id: approved.text,
                         name: None,
                         kind: CallKind::Client,
                         wire,
                         blank_text: false,
+                        id_mistyped: approved.mistyped,
                     },
                     ptr,
                 );
             } else if let Some(wire) = SERVER_CALLS.iter().find(|c| **c == t) {
                 chain.begin_turn(Role::Assistant, wire, ptr, 0);
-                push_call(chain, (id, None, id), CallKind::Server, wire, ptr);
+                push_call(chain, (id, None, id.text), CallKind::Server, wire, ptr);
             } else {
                 // item_reference, compaction and types mend does not know: kept, not judged.
                 if t == "item_reference" {
                     chain.facts.continues_stored_state = true;
-                    chain.facts.item_references.push((ptr, id));
+                    chain.facts.item_references.push((ptr, id.text));
                 }
                 chain.begin_turn(Role::Other(t), t, ptr, 0);
                 chain.push(NodeKind::Other { wire: t }, ptr);
@@ -244,18 +262,19 @@ fn map_item<'a, J: Json<'a>>(i: usize, it: J, chain: &mut Chain<'a>, out: &mut V
 /// A call item's node: (call id, name, item id), its kind and wire type.
 fn push_call<'a>(
     chain: &mut Chain<'a>,
-    (call_id, name, item_id): (Option<&'a str>, Option<&'a str>, Option<&'a str>),
+    (call_id, name, item_id): (ReadId<'a>, Option<&'a str>, Option<&'a str>),
     kind: CallKind,
     wire: &'a str,
     ptr: Ptr,
 ) {
     let wire = chain.wire(wire);
     let kind = NodeKind::Call {
-        call_id,
+        call_id: call_id.text,
         name,
         kind,
         wire,
         signed: false,
+        id_mistyped: call_id.mistyped,
     };
     chain.push_call(kind, item_id, ptr);
 }
@@ -306,7 +325,7 @@ fn call_id_of<'a, J: Json<'a>>(
     call_id: Option<J>,
     ptr: Ptr,
     out: &mut Vec<Violation>,
-) -> Option<&'a str> {
+) -> ReadId<'a> {
     string_id(call_id, out, || {
         (ptr.render_with("call_id"), format!("input[{i}].call_id"))
     })
@@ -315,6 +334,7 @@ fn call_id_of<'a, J: Json<'a>>(
 fn map_message<'a, J: Json<'a>>(
     i: usize,
     f: &Fields<'a, J>,
+    item_id: Option<&'a str>,
     typed: bool,
     chain: &mut Chain<'a>,
     out: &mut Vec<Violation>,
@@ -341,7 +361,7 @@ fn map_message<'a, J: Json<'a>>(
     let size = f.content.map(approx_size).unwrap_or(0);
     chain.begin_turn(role, if typed { "message" } else { wire_role }, ptr, size);
     if role == Role::Assistant {
-        chain.push(NodeKind::Message { item_id: f.id }, ptr);
+        chain.push(NodeKind::Message { item_id }, ptr);
     }
     match f.content {
         None => chain.mark_empty(),
