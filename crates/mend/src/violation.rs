@@ -81,6 +81,9 @@ pub(crate) enum Defect {
     /// Anthropic: a `tool_use` block without its required `input`. Reported only: what
     /// the call's arguments were is not known (`{}` is the usual loss, not the only one).
     ToolInputMissing,
+    /// Responses: a server tool call item without its required `id`. Reported only: the
+    /// id is the provider's.
+    ItemIdMissing,
     /// Converse: a `toolResult` content `json` member that is not an object.
     ResultJsonNotObject,
     /// OpenAI: a tool's output (chat `tool` content, Responses `function_call_output`)

@@ -245,6 +245,9 @@ fn map_item<'a, J: Json<'a>>(i: usize, it: J, chain: &mut Chain<'a>, out: &mut V
                 );
             } else if let Some(wire) = SERVER_CALLS.iter().find(|c| **c == t) {
                 chain.begin_turn(Role::Assistant, wire, ptr, 0);
+                if t != "tool_search_call" {
+                    require_item_id(i, t, &id, ptr, chain, out);
+                }
                 push_call(chain, (id, None, id.text), CallKind::Server, wire, ptr);
             } else {
                 // item_reference, compaction and types mend does not know: kept, not judged.
@@ -257,6 +260,37 @@ fn map_item<'a, J: Json<'a>>(i: usize, it: J, chain: &mut Chain<'a>, out: &mut V
             }
         }
     }
+}
+
+/// A `malformed` finding for an item the provider made that comes back without its
+/// own `id`: a server tool call (`ws_…`, `fs_…`, `ig_…`, `ci_…`, `mcp_…`), whose id
+/// OpenAI's reference marks required ("Missing required
+/// parameter: 'input[42].id'.", openai/codex#6725, #6926, #6934, #6937: web search
+/// items a client sent back without their ids). Reported only: the id is the
+/// provider's, and no other is right (`Defect::ItemIdMissing`); the other rules still
+/// run. A mistyped id has its own finding; an MCP approval request without its id is
+/// `invalid-call-id`'s (the id is what its response names).
+fn require_item_id<'a>(
+    i: usize,
+    t: &str,
+    id: &ReadId<'a>,
+    ptr: Ptr,
+    chain: &Chain<'a>,
+    out: &mut Vec<Violation>,
+) {
+    if id.text.is_some() || id.mistyped {
+        return;
+    }
+    out.push(
+        Violation::error(
+            Rule::Malformed,
+            ptr.render_with("id"),
+            format!("input[{i}] is a {t} item without `id`; an item the provider made is sent back with the id it was given"),
+        )
+        .provider(Some(format!("Missing required parameter: 'input[{i}].id'.")))
+        .at_turn(chain.turns.len().saturating_sub(1))
+        .with_defect(Defect::ItemIdMissing),
+    );
 }
 
 /// A call item's node: (call id, name, item id), its kind and wire type.
