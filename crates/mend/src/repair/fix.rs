@@ -253,6 +253,20 @@ impl<'p, 'a> Fixer<'p, 'a> {
         replace_node(&mut self.plan, self.a.chain.nodes[n].ptr, value);
     }
 
+    /// Write history item `item` as `values`, in their order: one wire item the dialect
+    /// takes as several (a chat message with `tool_calls` in Responses `input`). Results
+    /// placed after the item in the same pass come after all of them.
+    pub(crate) fn split_item(&mut self, item: usize, values: Vec<Value>) {
+        let mut values = values.into_iter();
+        let Some(first) = values.next() else { return };
+        self.plan.replace_items.insert(item, first);
+        self.plan
+            .insert_after
+            .entry(item)
+            .or_default()
+            .extend(values);
+    }
+
     /// Put `value` (a result of the call at node `call`) where that call's results go.
     pub(crate) fn place_result_of(&mut self, call: usize, value: Value) {
         let target = target_for(self.a, call);

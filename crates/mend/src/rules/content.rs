@@ -216,9 +216,24 @@ pub(crate) const MALFORMED: RuleSpec = RuleSpec {
             text: "Unknown parameter in messages[N].content[M].reasoningContent: \"text\", must be one of: reasoningText, redactedContent",
             source: "provider-errors.jsonl bedrock_converse-14",
         },
+        ProviderText {
+            provider: "openai",
+            text: "Invalid value: 'tool'. Supported values are: 'assistant', 'system', 'developer', and 'user'.",
+            source: "anomalyco/opencode#10803 (Responses input with a chat `tool` message); no row in provider-errors.jsonl",
+        },
+        ProviderText {
+            provider: "openai",
+            text: "Unknown parameter: 'input[3].tool_calls'.",
+            source: "openai/openai-python#2677 (a chat assistant message with tool_calls sent to /v1/responses); no row in provider-errors.jsonl",
+        },
+        ProviderText {
+            provider: "openai",
+            text: "Invalid value: 'input_text'. Supported values are: 'output_text' and 'refusal'.",
+            source: "tinyhumansai/openhuman#3624 (param input[3].content[0]: an assistant message with an input_text part); no row in provider-errors.jsonl",
+        },
     ],
-    repair: Repair::Sometimes("Removes an empty tool_calls array from an OpenAI chat assistant message, writes a chat call's `function.arguments` object as its JSON text, and trims trailing white space from a final Anthropic assistant prefill. Every other shape problem is reported and left alone, and while a history item's shape is unreadable no other rule's fix runs either: what they found may be a misreading of it (a numeric call id read as none, a `tool_calls` object as no calls). A body with no history at all (not an object, or no history key) is a usage error for the CLI (exit 2); a history key of the wrong type is this finding. Converse: a toolUse input given as its JSON text becomes the object; a toolResult json value that is not an object is sent as text."),
-    doc: "Each dialect reader reports shapes it cannot read (a value of the wrong type, a block or part without its type, a missing required field) as malformed with a JSON pointer, instead of failing.\nAlso reported here: an OpenAI chat `tool_calls: []` and an empty function name, an Anthropic final assistant prefill ending in white space, and under strict profiles the fields a provider rejects: groq and cerebras unknown message fields (e.g. reasoning_content, timestamp), fireworks unknown tool call fields, xai a name on a non-user message.\nMust not flag: unknown fields under the generic profile (kept verbatim), Anthropic document and image blocks, Gemini fileData and code-execution parts, Responses input as a plain string.\nThe code quotes Groq's wording for Cerebras too; the Cerebras row (openai_chat-33) reads \"messages.2.assistant.reasoning_content: property '…' is unsupported\". The empty tool_calls row (openai_chat-08) matches but is not quoted (the finding has no provider text).\nFix: only the two safe edits above; everything else needs the client fixed.\nBedrock Converse: a content block is a union that sets exactly one member (text, toolUse, toolResult, reasoningContent, image, document, video, cachePoint, guardContent, citationsContent); content is always a list; reasoningContent is reasoningText {text, signature} or redactedContent.\nOpenAI chat also: `function.arguments` that is not a string (an object stored parsed: OpenAI's type error, its wording for wrong types; repair writes the JSON text), and content parts of another dialect (Anthropic tool_use, tool_result, thinking, server tool blocks; Responses input_text, output_text, input_image, input_file, function_call) with OpenAI's enum error wording (the exact text for these types is not recorded; qwen-code#1888 shows a compatible API's instance). Types chat-compatible APIs add (video_url, document_url, ...) are not flagged.\nAnthropic also: a missing or non-integer `max_tokens` (\"max_tokens: Field required\", the API's validation wording; every deployment, Vertex and Bedrock InvokeModel included, requires it). Reported, never filled in: the limit is the caller's choice.\nConverse also: a `toolUse.input` that is not an object (vercel/ai#19023; repair writes the object when the string is its JSON text, else reports) and a toolResult `json` member that is not an object (haystack-core-integrations#3766, aws-sdk-js-v3#7330; repair sends the value as text), both answered \"The format of the value at … is invalid. Provide a json object for the field and try again.\"\nAnthropic also: a tool_use (or server tool) input that is not an object (\"messages.N.content.M.tool_use.input: Input should be a valid dictionary\", claude-code#6696, anthropic-sdk-typescript#648); repaired like Converse's.\nGemini also: `functionCall.args` and `functionResponse.response` are protobuf Structs, so a string, number or list there is refused (\"Invalid value at '…function_response.response' (type.googleapis.com/google.protobuf.Struct)\", AstrBot#7216; a list: \"Proto field is not repeating, cannot start list.\", vercel/ai#3589, symfony/ai#2040); repair writes args given as their JSON text as the object, and puts a non-object response under `result`, as Google's SDKs do.\nOpenAI also: a tool's output given as an object (chat `tool` content, Responses `function_call_output.output`): \"Invalid type for 'messages[2].content': expected one of a string or array of objects, but got an object instead.\" (paperless-ai#748, nanobot#1344); repair writes its JSON text. Any other message's object content is reported only.\nEvery dialect also: a call's or result's id that is not a string (chat `tool_calls[].id` and `tool_call_id`, Responses `call_id`, Anthropic `id` and `tool_use_id` of client, server and MCP tool blocks, Converse `toolUseId`, Gemini's optional `functionCall.id` and `functionResponse.id`): \"… is a number but must be a string\" at the id's pointer. Null is no id. The call and its results are there, read as id-less, so nothing is repaired while it stands.",
+    repair: Repair::Sometimes("Removes an empty tool_calls array from an OpenAI chat assistant message, writes a chat call's `function.arguments` object as its JSON text, and trims trailing white space from a final Anthropic assistant prefill. Every other shape problem is reported and left alone, and while a history item's shape is unreadable no other rule's fix runs either: what they found may be a misreading of it (a numeric call id read as none, a `tool_calls` object as no calls). A body with no history at all (not an object, or no history key) is a usage error for the CLI (exit 2); a history key of the wrong type is this finding. Converse: a toolUse input given as its JSON text becomes the object; a toolResult json value that is not an object is sent as text. Responses: a chat `tool` message becomes the function_call_output item it stands for, a chat message's `tool_calls` become function_call items (its text stays a message), and an assistant's input_text part becomes output_text."),
+    doc: "Each dialect reader reports shapes it cannot read (a value of the wrong type, a block or part without its type, a missing required field) as malformed with a JSON pointer, instead of failing.\nAlso reported here: an OpenAI chat `tool_calls: []` and an empty function name, an Anthropic final assistant prefill ending in white space, and under strict profiles the fields a provider rejects: groq and cerebras unknown message fields (e.g. reasoning_content, timestamp), fireworks unknown tool call fields, xai a name on a non-user message.\nMust not flag: unknown fields under the generic profile (kept verbatim), Anthropic document and image blocks, Gemini fileData and code-execution parts, Responses input as a plain string.\nThe code quotes Groq's wording for Cerebras too; the Cerebras row (openai_chat-33) reads \"messages.2.assistant.reasoning_content: property '…' is unsupported\". The empty tool_calls row (openai_chat-08) matches but is not quoted (the finding has no provider text).\nFix: only the two safe edits above; everything else needs the client fixed.\nBedrock Converse: a content block is a union that sets exactly one member (text, toolUse, toolResult, reasoningContent, image, document, video, cachePoint, guardContent, citationsContent); content is always a list; reasoningContent is reasoningText {text, signature} or redactedContent.\nOpenAI chat also: `function.arguments` that is not a string (an object stored parsed: OpenAI's type error, its wording for wrong types; repair writes the JSON text), and content parts of another dialect (Anthropic tool_use, tool_result, thinking, server tool blocks; Responses input_text, output_text, input_image, input_file, function_call) with OpenAI's enum error wording (the exact text for these types is not recorded; qwen-code#1888 shows a compatible API's instance). Types chat-compatible APIs add (video_url, document_url, ...) are not flagged.\nAnthropic also: a missing or non-integer `max_tokens` (\"max_tokens: Field required\", the API's validation wording; every deployment, Vertex and Bedrock InvokeModel included, requires it). Reported, never filled in: the limit is the caller's choice.\nConverse also: a `toolUse.input` that is not an object (vercel/ai#19023; repair writes the object when the string is its JSON text, else reports) and a toolResult `json` member that is not an object (haystack-core-integrations#3766, aws-sdk-js-v3#7330; repair sends the value as text), both answered \"The format of the value at … is invalid. Provide a json object for the field and try again.\"\nAnthropic also: a tool_use (or server tool) input that is not an object (\"messages.N.content.M.tool_use.input: Input should be a valid dictionary\", claude-code#6696, anthropic-sdk-typescript#648); repaired like Converse's.\nGemini also: `functionCall.args` and `functionResponse.response` are protobuf Structs, so a string, number or list there is refused (\"Invalid value at '…function_response.response' (type.googleapis.com/google.protobuf.Struct)\", AstrBot#7216; a list: \"Proto field is not repeating, cannot start list.\", vercel/ai#3589, symfony/ai#2040); repair writes args given as their JSON text as the object, and puts a non-object response under `result`, as Google's SDKs do.\nOpenAI also: a tool's output given as an object (chat `tool` content, Responses `function_call_output.output`): \"Invalid type for 'messages[2].content': expected one of a string or array of objects, but got an object instead.\" (paperless-ai#748, nanobot#1344); repair writes its JSON text. Any other message's object content is reported only.\nEvery dialect also: a call's or result's id that is not a string (chat `tool_calls[].id` and `tool_call_id`, Responses `call_id`, Anthropic `id` and `tool_use_id` of client, server and MCP tool blocks, Converse `toolUseId`, Gemini's optional `functionCall.id` and `functionResponse.id`): \"… is a number but must be a string\" at the id's pointer. Null is no id. The call and its results are there, read as id-less, so nothing is repaired while it stands.\nResponses also: chat-completions shapes in `input` (a history carried over from chat): a `tool` message (\"Invalid value: 'tool'. Supported values are: 'assistant', 'system', 'developer', and 'user'.\", opencode#10803), an assistant message's `tool_calls` (\"Unknown parameter: 'input[3].tool_calls'.\", openai-python#2677), read as the results and calls they are so pairing judges them; and an `input_text` part in an assistant message (\"Invalid value: 'input_text'. Supported values are: 'output_text' and 'refusal'.\", openhuman#3624). Repair writes each as the items the API takes, nothing dropped, when the ids, names and outputs read as such; a tool message without its `tool_call_id` is reported only.",
     example: r#"{
   "model": "gpt-4o",
   "messages": [
@@ -688,6 +703,50 @@ fn reshape_the_known_defects(fx: &mut Fixer, v: &Violation) {
             }
         }
         Some(Defect::HeldUpstream | Defect::SameRoleInARow | Defect::ContentRequired) => {}
+        Some(Defect::ChatToolMessage) => {
+            // The output and the call it answers are both there: the item is written as
+            // the `function_call_output` the API takes, nothing of it lost.
+            let Some(t) = v.loc.turn else { return };
+            let turn = &fx.chain().turns[t];
+            let (n, ptr) = (turn.first(), turn.ptr);
+            let Some(item) = fx
+                .value_at(ptr)
+                .and_then(crate::dialect::openai_responses::output_of_chat_tool_message)
+            else {
+                return;
+            };
+            if fx.claim(n) {
+                fx.replace_node(n, item);
+                let detail = "wrote the chat `tool` message as the function_call_output item Responses takes";
+                fx.note(v.rule, v.path.clone(), "set", detail.into());
+            }
+        }
+        Some(Defect::ChatToolCalls) => {
+            let Some(t) = v.loc.turn else { return };
+            let turn = &fx.chain().turns[t];
+            let (n, ptr) = (turn.first(), turn.ptr);
+            let (Some(item), Some(items)) = (
+                fx.item_of_turn(t),
+                fx.value_at(ptr)
+                    .and_then(crate::dialect::openai_responses::items_of_chat_tool_calls),
+            ) else {
+                return;
+            };
+            if fx.claim(n) {
+                let calls = items.len();
+                fx.split_item(item, items);
+                let detail = format!("wrote the chat message's tool_calls as the function_call items Responses takes ({calls} item(s))");
+                fx.note(v.rule, v.path.clone(), "set", detail);
+            }
+        }
+        Some(Defect::AssistantInputText) => {
+            let Some(n) = v.loc.node else { return };
+            let ptr = fx.chain().nodes[n].ptr;
+            if fx.claim(n) && fx.set_field(ptr, "type", Some(json!("output_text"))) {
+                let detail = "made the assistant's input_text part the output_text part an assistant message takes";
+                fx.note(v.rule, v.path.clone(), "set", detail.into());
+            }
+        }
         Some(Defect::ToolInputNotObject) => {
             // Only where the string is the object's JSON text: anything else would be
             // a guess at what the model meant.
