@@ -697,8 +697,11 @@ fn target_for(a: &Analysis, n: usize) -> Target {
             Target::AfterItem(item(t))
         }
         Dialect::Anthropic | Dialect::Gemini | Dialect::BedrockConverse => {
+            // Gemini: the turn after the call turn that holds its responses, whatever its
+            // role (a client that sent them as `model`, bifrost#1387): a response put in
+            // a new turn before it would pair by order with another call.
             let next_holds_results = chain.turns.get(c + 1).is_some_and(|t| {
-                matches!(t.role, Role::User | Role::Tool)
+                (matches!(t.role, Role::User | Role::Tool) || a.dialect == Dialect::Gemini)
                     && (a.dialect != Dialect::Gemini
                         || chain
                             .turn_nodes(c + 1)
