@@ -238,7 +238,21 @@ fn content_pairs(body: &Value, opts: &CheckOptions) -> Option<Vec<(Value, Option
 
 /// A call or result with its id fields removed, two levels deep (Gemini nests them).
 fn without_ids(v: &Value) -> Value {
-    strip_ids(v, 2)
+    strip_ids(&as_function_call(v), 2)
+}
+
+/// A chat tool call (`{"type": "function", "function": {name, arguments}}`) in the form
+/// of the Responses `function_call` item repair writes it as in Responses `input`: the
+/// same call either way.
+fn as_function_call(v: &Value) -> Value {
+    match (v.get("type").and_then(Value::as_str), v.get("function")) {
+        (Some("function"), Some(f)) if f.is_object() => serde_json::json!({
+            "type": "function_call",
+            "name": f.get("name").cloned().unwrap_or(Value::Null),
+            "arguments": f.get("arguments").cloned().unwrap_or(Value::Null),
+        }),
+        _ => v.clone(),
+    }
 }
 
 fn strip_ids(v: &Value, depth: u8) -> Value {

@@ -96,6 +96,14 @@ pub(crate) enum Defect {
     /// Responses: an output item of the response `previous_response_id` names, sent
     /// again though the provider already holds it.
     HeldUpstream,
+    /// Responses: a chat-completions `tool` message (`role: tool`, `tool_call_id`) in
+    /// `input`, where a tool's output is a `function_call_output` item.
+    ChatToolMessage,
+    /// Responses: an `input_text` part in an assistant message, which takes `output_text`.
+    AssistantInputText,
+    /// Responses: a chat-completions assistant message with `tool_calls` in `input`,
+    /// where each call is a `function_call` item of its own.
+    ChatToolCalls,
 }
 
 impl Violation {

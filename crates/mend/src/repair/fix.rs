@@ -260,14 +260,51 @@ impl<'p, 'a> Fixer<'p, 'a> {
         action: &'static str,
         detail: String,
     ) {
+        self.replace_node_as(n, value, (v.rule, v.path.clone()), action, detail);
+    }
+
+    /// [`Fixer::replace_node`], reported under `rule` at `path` (a fix that acts on a
+    /// node other than its finding's).
+    pub(crate) fn replace_node_as(
+        &mut self,
+        n: usize,
+        value: Value,
+        (rule, path): (Rule, String),
+        action: &'static str,
+        detail: String,
+    ) {
         let ptr = self.a.chain.nodes[n].ptr;
         replace_node(&mut self.plan, ptr, value);
-        self.note(v.rule, v.path.clone(), action, detail);
+        self.note(rule, path, action, detail);
         if let (Some(i), None) = (ptr.item_index(), ptr.sub_index()) {
             let note = self.plan.edits.len() - 1;
             if let Some(r) = self.plan.replace_items.get_mut(&(i as usize)) {
                 r.notes.push(note);
             }
+        }
+    }
+
+    /// Write history item `item` as `values`, in their order: one wire item the dialect
+    /// takes as several (a chat message with `tool_calls` in Responses `input`), for
+    /// violation `v`, reported as `action` and `detail`. It is a whole-item replacement
+    /// (the first value) that brings the others after it ([`Replace::then`]): it waits
+    /// with them when another edit of the pass touches the item ([`Plan::settle`]).
+    /// Results placed after the item in the same pass come after all of them.
+    pub(crate) fn split_item(
+        &mut self,
+        item: usize,
+        values: Vec<Value>,
+        v: &Violation,
+        action: &'static str,
+        detail: String,
+    ) {
+        let mut values = values.into_iter();
+        let Some(first) = values.next() else { return };
+        let from = self.plan.edits.len();
+        self.note(v.rule, v.path.clone(), action, detail);
+        self.plan.replace_item(item, first, Vec::new(), from);
+        if let Some(r) = self.plan.replace_items.get_mut(&item) {
+            r.then = values.collect();
         }
     }
 
@@ -471,6 +508,8 @@ pub(crate) struct Replace {
     pub(crate) value: Value,
     pub(crate) notes: Vec<usize>,
     pub(crate) absorbs: Vec<(usize, bool)>,
+    /// Items written right after it, in its place with it (a split item's others).
+    pub(crate) then: Vec<Value>,
 }
 
 impl Plan {
@@ -490,6 +529,7 @@ impl Plan {
                 value,
                 notes,
                 absorbs,
+                then: Vec::new(),
             },
         );
     }
@@ -533,6 +573,12 @@ impl Plan {
                 if moved {
                     self.moved_items.insert(a);
                 }
+            }
+            let mut r = r;
+            if !r.then.is_empty() {
+                // Before what the pass placed after the item (its results).
+                let after = self.insert_after.entry(i).or_default();
+                after.splice(0..0, std::mem::take(&mut r.then));
             }
             self.replace_items.insert(i, r);
         }
@@ -781,8 +827,11 @@ fn target_for(a: &Analysis, n: usize) -> Target {
             Target::AfterItem(item(t))
         }
         Dialect::Anthropic | Dialect::Gemini | Dialect::BedrockConverse => {
+            // Gemini: the turn after the call turn that holds its responses, whatever its
+            // role (a client that sent them as `model`, bifrost#1387): a response put in
+            // a new turn before it would pair by order with another call.
             let next_holds_results = chain.turns.get(c + 1).is_some_and(|t| {
-                matches!(t.role, Role::User | Role::Tool)
+                (matches!(t.role, Role::User | Role::Tool) || a.dialect == Dialect::Gemini)
                     && (a.dialect != Dialect::Gemini
                         || chain
                             .turn_nodes(c + 1)

@@ -622,6 +622,9 @@ fn plan(a: &Analysis, body: &Value, opts: &RepairOptions, held: &[Rule]) -> fix:
     if !held.contains(&Rule::InvalidCallId) {
         crate::rules::ids::restore_lost_ids(&mut fx);
     }
+    if !held.contains(&Rule::ToolResultWithoutCall) {
+        crate::rules::pairing::give_responses_their_calls_ids(&mut fx);
+    }
     // A misplaced result can make its neighbours look broken (a reasoning item followed
     // by the wrong item, a call with no reasoning before it). When a pass moves results,
     // it leaves the reasoning rules to the next pass, which sees the history put back.

@@ -76,8 +76,8 @@ pub(crate) const TOOL_RESULT_WITHOUT_CALL: RuleSpec = RuleSpec {
             source: "provider-errors.jsonl anthropic-29",
         },
     ],
-    repair: Repair::Always("By default the orphan result is dropped (policy to-text keeps its content as a user text instead); a result whose call comes later is moved to right after that call, and a Responses output that names the call's fc_ item id gets the call's call_id. Nothing is left alone except results of a turn already reported by function-response-count."),
-    doc: "Every provider rejects a tool result (chat `tool` message, Responses `function_call_output`, Anthropic `tool_result` block, Gemini `functionResponse`) that answers no call made earlier in the history; a trimmed or reordered history is the usual cause.\nThe check pairs results with calls by call id (Gemini and legacy chat `function` messages fall back to name and order among id-less calls) and flags a result when no earlier call has its id; if the call appears later the message says the result comes before its call.\nAnthropic server tool results (`web_search_tool_result` and kin) must answer an earlier `server_tool_use` with the same id.\nMust not flag: parallel results in another order than their calls, Gemini responses matched by name without ids, and a Responses output whose call lives at the provider (the body continues stored state with `previous_response_id`).\nUnder the mistral profile the quoted text is Mistral's role-order wording (openai_chat-26). Gemini's quoted text is gemini-09, which the evidence file files under tool-result-not-adjacent.\nA server tool result answers its server_tool_use only within the run of assistant messages that holds the call; behind a user message it answers nothing there (the claude-code reports of anthropic-13: an advisor_tool_result at content.0 of a later message).\nFix: drop the result (or keep it as text with --orphan-result to-text), move it after a later call it answers, or correct a Responses output that used the call's item id.\nBedrock Converse: a toolResult answers a toolUseId of the assistant message before it; a server tool's toolResult (Nova's code interpreter, with its own `type`) sits in the assistant message beside its call.",
+    repair: Repair::Always("By default the orphan result is dropped (policy to-text keeps its content as a user text instead); a result whose call comes later is moved to right after that call, and a Responses output that names the call's fc_ item id gets the call's call_id. A Gemini response turn that answers its call turn part for part (as many responses, the same names) with ids no call has gets the calls' ids, by name in order. Nothing is left alone except results of a turn already reported by function-response-count."),
+    doc: "Every provider rejects a tool result (chat `tool` message, Responses `function_call_output`, Anthropic `tool_result` block, Gemini `functionResponse`) that answers no call made earlier in the history; a trimmed or reordered history is the usual cause.\nThe check pairs results with calls by call id (Gemini and legacy chat `function` messages fall back to name and order among id-less calls) and flags a result when no earlier call has its id; if the call appears later the message says the result comes before its call.\nAnthropic server tool results (`web_search_tool_result` and kin) must answer an earlier `server_tool_use` with the same id.\nMust not flag: parallel results in another order than their calls, Gemini responses matched by name without ids, and a Responses output whose call lives at the provider (the body continues stored state with `previous_response_id`).\nUnder the mistral profile the quoted text is Mistral's role-order wording (openai_chat-26). Gemini's quoted text is gemini-09, which the evidence file files under tool-result-not-adjacent.\nA server tool result answers its server_tool_use only within the run of assistant messages that holds the call; behind a user message it answers nothing there (the claude-code reports of anthropic-13: an advisor_tool_result at content.0 of a later message).\nFix: drop the result (or keep it as text with --orphan-result to-text), move it after a later call it answers, or correct a Responses output that used the call's item id.\nGemini: responses whose ids a proxy or framework rewrote (CLIProxyAPI#5199, \"functionResponse.id does not match functionCall.id\") in a turn that answers the call turn before it part for part (as many responses as calls, the same names, every id naming no call) take their calls' ids, matched by name in order as Gemini pairs id-less responses; the outputs are kept.\nBedrock Converse: a toolResult answers a toolUseId of the assistant message before it; a server tool's toolResult (Nova's code interpreter, with its own `type`) sits in the assistant message beside its call.",
     example: r#"{
   "model": "gpt-4o",
   "messages": [
@@ -1318,6 +1318,102 @@ fn settle_the_orphan(fx: &mut Fixer, v: &Violation) {
         return;
     }
     fx.orphan(n, v);
+}
+
+/// Before the fixes of a pass, Gemini: a response turn that answers its call turn part
+/// for part (as many responses as calls, and the same names) but whose ids name no call
+/// at all (ids a proxy or a framework rewrote, CLIProxyAPI#5199: "functionResponse.id
+/// does not match functionCall.id") gets the ids of its turn's unanswered calls, matched
+/// by name in order, as Gemini pairs responses that carry no id. The tool output is kept:
+/// dropping it and synthesizing an "interrupted" result would lose it for nothing.
+pub(crate) fn give_responses_their_calls_ids(fx: &mut Fixer) {
+    if fx.dialect() != Dialect::Gemini {
+        return;
+    }
+    let chain = fx.chain();
+    let client = |n: usize, call: bool| match chain.nodes[n].kind {
+        NodeKind::Call {
+            kind: CallKind::Client,
+            call_id,
+            name,
+            ..
+        } if call => Some((call_id.filter(|id| !id.is_empty())?, name)),
+        NodeKind::Result {
+            kind: CallKind::Client,
+            call_id,
+            name,
+            ..
+        } if !call => Some((call_id.filter(|id| !id.is_empty())?, name)),
+        _ => None,
+    };
+    let mut found = Vec::new();
+    for t in 1..chain.turns.len() {
+        let (calls, results) = (&chain.turns[t - 1], &chain.turns[t]);
+        let count = |turn: &crate::chain::Turn, call: bool| {
+            (turn.first()..turn.end())
+                .filter(|&n| match chain.nodes[n].kind {
+                    NodeKind::Call { kind, .. } => call && kind == CallKind::Client,
+                    NodeKind::Result { kind, .. } => !call && kind == CallKind::Client,
+                    _ => false,
+                })
+                .count()
+        };
+        if count(calls, true) == 0 || count(calls, true) != count(results, false) {
+            continue;
+        }
+        let unanswered: Vec<usize> = (calls.first()..calls.end())
+            .filter(|n| !fx.result_of.contains_key(n))
+            .filter(|&n| {
+                client(n, true).is_some_and(|(id, _)| fx.calls().with_call_id(id).len() == 1)
+            })
+            .collect();
+        let orphans: Vec<usize> = (results.first()..results.end())
+            .filter(|n| !fx.call_of.contains_key(n))
+            .filter(|&n| {
+                client(n, false).is_some_and(|(id, _)| fx.calls().with_call_id(id).is_empty())
+            })
+            .collect();
+        if unanswered.is_empty() || unanswered.len() != orphans.len() {
+            continue;
+        }
+        let mut left = unanswered.clone();
+        let pairs: Option<Vec<(usize, usize)>> = orphans
+            .iter()
+            .map(|&r| {
+                let name = client(r, false)?.1;
+                let k = left
+                    .iter()
+                    .position(|&c| client(c, true).is_some_and(|(_, n)| n == name))?;
+                Some((r, left.remove(k)))
+            })
+            .collect();
+        found.extend(pairs.into_iter().flatten());
+    }
+    for (r, c) in found {
+        let (Some((old, _)), Some((id, name))) = (client(r, false), client(c, true)) else {
+            continue;
+        };
+        let Some(part) = fx.value_of(r) else { continue };
+        let key = if part.get("function_response").is_some() {
+            "function_response"
+        } else {
+            "functionResponse"
+        };
+        let mut part = part.clone();
+        let Some(response) = part.get_mut(key).and_then(serde_json::Value::as_object_mut) else {
+            continue;
+        };
+        response.insert("id".into(), serde_json::Value::String(id.to_string()));
+        fx.claim(r);
+        fx.claim(c);
+        let detail = format!(
+            "the response named `{old}`, which no call has; set it to `{id}`, the unanswered call{} it answers part for part in the turn before ({})",
+            name.map(|n| format!(" to `{n}`")).unwrap_or_default(),
+            chain.nodes[c].ptr.render()
+        );
+        let at = (Rule::ToolResultWithoutCall, chain.nodes[r].ptr.render());
+        fx.replace_node_as(r, part, at, "set", detail);
+    }
 }
 
 /// Whether node `m` is a client call.

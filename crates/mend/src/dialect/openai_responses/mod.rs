@@ -3,7 +3,9 @@
 //! Every item is a turn of its own, so that "the next item" is "the next turn": a
 //! `reasoning` item, a `function_call` (and the other client call kinds), the matching
 //! `*_output` items, server tool calls (`web_search_call`, ...), and messages, which may
-//! be typed (`type: message`, usually with a `msg_…` id) or role-only.
+//! be typed (`type: message`, usually with a `msg_…` id) or role-only. Chat-completions
+//! shapes carried into `input` (a `tool` message, an assistant message's `tool_calls`)
+//! are read as the results and calls they stand for and reported as `malformed`.
 
 use serde_json::Value;
 
@@ -84,6 +86,8 @@ struct Fields<'a, J> {
     input: Option<J>,
     output: Option<J>,
     call_id: Option<J>,
+    tool_call_id: Option<J>,
+    tool_calls: Option<J>,
     name: Option<&'a str>,
     approval_request_id: Option<J>,
 }
@@ -101,6 +105,8 @@ impl<'a, J: Json<'a>> Fields<'a, J> {
             input: None,
             output: None,
             call_id: None,
+            tool_call_id: None,
+            tool_calls: None,
             name: None,
             approval_request_id: None,
         };
@@ -116,6 +122,8 @@ impl<'a, J: Json<'a>> Fields<'a, J> {
                 "input" => f.input = Some(v),
                 "output" => f.output = Some(v),
                 "call_id" => f.call_id = Some(v),
+                "tool_call_id" => f.tool_call_id = Some(v),
+                "tool_calls" => f.tool_calls = Some(v),
                 "name" => f.name = v.str(),
                 "approval_request_id" => f.approval_request_id = Some(v),
                 _ => {}
@@ -386,6 +394,9 @@ fn map_message<'a, J: Json<'a>>(
             "?"
         }
     };
+    if wire_role == "tool" && !typed {
+        return map_chat_tool_message(i, f, chain, out);
+    }
     let role = match wire_role {
         "system" | "developer" => Role::System,
         "user" => Role::User,
@@ -432,6 +443,20 @@ fn map_message<'a, J: Json<'a>>(
                     }
                 };
                 chain.push(kind, pptr);
+                if role == Role::Assistant && p.get("type").and_then(J::str) == Some("input_text") {
+                    // A tool's output or a user's text folded into an assistant message
+                    // (openhuman#3624): the API takes only what the model writes there.
+                    out.push(
+                        Violation::error(
+                            Rule::Malformed,
+                            pptr.render_with("type"),
+                            format!("input[{i}].content[{j}] is an `input_text` part in an assistant message, which takes `output_text` (or `refusal`) parts"),
+                        )
+                        .provider(Some("Invalid value: 'input_text'. Supported values are: 'output_text' and 'refusal'.".into()))
+                        .at_node(chain.nodes.len() - 1, chain.turns.len() - 1)
+                        .with_defect(Defect::AssistantInputText),
+                    );
+                }
             }
         }
         Some(other) => malformed(
@@ -444,6 +469,190 @@ fn map_message<'a, J: Json<'a>>(
             ),
         ),
     }
+    if let Some(calls) = f.tool_calls.filter(|c| !c.is_null()) {
+        map_chat_tool_calls(i, calls, chain, out);
+    }
+}
+
+/// A chat-completions assistant message's `tool_calls` in `input` (openai-python#2677:
+/// "Unknown parameter: 'input[3].tool_calls'."): its calls are read as the calls they
+/// are, so the outputs that answer them are not taken for orphans, and the message is
+/// reported with its reshape into `function_call` items when every call is readable (a
+/// string id and name, its arguments a string or an object).
+fn map_chat_tool_calls<'a, J: Json<'a>>(
+    i: usize,
+    calls: J,
+    chain: &mut Chain<'a>,
+    out: &mut Vec<Violation>,
+) {
+    let mut readable = calls.is_array();
+    for (j, c) in calls.items().enumerate() {
+        let cptr = Ptr::sub(ROOT, i, "tool_calls", j);
+        let call_id = string_id(c.get("id"), out, || {
+            (
+                cptr.render_with("id"),
+                format!("input[{i}].tool_calls[{j}].id"),
+            )
+        });
+        let function = c.get("function");
+        let name = function.and_then(|f| f.get("name")).and_then(J::str);
+        let args = function.and_then(|f| f.get("arguments"));
+        readable &= call_id.text.is_some_and(|id| !id.is_empty())
+            && name.is_some_and(|n| !n.is_empty())
+            && args.is_some_and(|a| a.is_string() || a.is_object());
+        push_call(
+            chain,
+            (call_id, name, None),
+            CallKind::Client,
+            "function_call",
+            cptr,
+        );
+    }
+    let finding = Violation::error(
+        Rule::Malformed,
+        Ptr::item(ROOT, i).render_with("tool_calls"),
+        format!("input[{i}] is a chat message with `tool_calls`; Responses takes each call as a `function_call` item of its own"),
+    )
+    .provider(Some(format!("Unknown parameter: 'input[{i}].tool_calls'.")))
+    .at_turn(chain.turns.len() - 1);
+    out.push(if readable && calls.len() > 0 {
+        finding.with_defect(Defect::ChatToolCalls)
+    } else {
+        finding
+    });
+}
+
+/// The items a chat assistant message with `tool_calls` stands for (for repair): the
+/// message without them when it has content, then one `function_call` item per call.
+pub(crate) fn items_of_chat_tool_calls(item: &Value) -> Option<Vec<Value>> {
+    let calls = item.get("tool_calls")?.as_array()?;
+    let mut items = Vec::with_capacity(calls.len() + 1);
+    let has_content = match item.get("content") {
+        Some(Value::String(s)) => !s.is_empty(),
+        Some(Value::Array(parts)) => !parts.is_empty(),
+        _ => false,
+    };
+    if has_content {
+        let mut message = item.clone();
+        if let Some(o) = message.as_object_mut() {
+            o.shift_remove("tool_calls");
+        }
+        items.push(message);
+    }
+    for c in calls {
+        let function = c.get("function")?;
+        let arguments = match function.get("arguments")? {
+            Value::String(s) => s.clone(),
+            o @ Value::Object(_) => o.to_string(),
+            _ => return None,
+        };
+        items.push(serde_json::json!({
+            "type": "function_call",
+            "call_id": c.get("id")?.as_str()?,
+            "name": function.get("name")?.as_str()?,
+            "arguments": arguments,
+        }));
+    }
+    Some(items)
+}
+
+/// A chat-completions `tool` message in `input` (a history carried over from chat, or a
+/// converter that kept chat's roles): the API knows no role `tool` (opencode#10803). It
+/// is read as the result it is, so its call reads as answered and its output is not
+/// taken for an orphan, and reported with its reshape into the `function_call_output`
+/// item the API takes, when that is sound: a string `tool_call_id` and an output that
+/// reads as text.
+fn map_chat_tool_message<'a, J: Json<'a>>(
+    i: usize,
+    f: &Fields<'a, J>,
+    chain: &mut Chain<'a>,
+    out: &mut Vec<Violation>,
+) {
+    let ptr = Ptr::item(ROOT, i);
+    chain.begin_turn(
+        Role::Tool,
+        "tool",
+        ptr,
+        f.content.map(approx_size).unwrap_or(0),
+    );
+    let call_id = string_id(f.tool_call_id, out, || {
+        (
+            ptr.render_with("tool_call_id"),
+            format!("input[{i}].tool_call_id"),
+        )
+    });
+    let wire = chain.wire("function_call_output");
+    chain.push(
+        NodeKind::Result {
+            call_id: call_id.text,
+            name: None,
+            kind: CallKind::Client,
+            wire,
+            blank_text: false,
+            id_mistyped: call_id.mistyped,
+        },
+        ptr,
+    );
+    let finding = Violation::error(
+        Rule::Malformed,
+        ptr.render_with("role"),
+        format!("input[{i}] is a chat `tool` message; Responses takes a tool's output as a `function_call_output` item with the call's `call_id`"),
+    )
+    .provider(Some(
+        "Invalid value: 'tool'. Supported values are: 'assistant', 'system', 'developer', and 'user'.".into(),
+    ))
+    .at_turn(chain.turns.len() - 1);
+    let reshapes =
+        call_id.text.is_some_and(|id| !id.is_empty()) && f.content.is_some_and(is_tool_output);
+    out.push(if reshapes {
+        finding.with_defect(Defect::ChatToolMessage)
+    } else {
+        finding
+    });
+}
+
+/// Whether a chat `tool` message's content can be a `function_call_output`'s `output`:
+/// a string, a list of text parts, or an object (written as its JSON text, as repair
+/// does for an output object).
+fn is_tool_output<'a, J: Json<'a>>(content: J) -> bool {
+    content.is_string()
+        || content.is_object()
+        || content.is_array()
+            && content.items().all(|p| {
+                matches!(
+                    p.get("type").and_then(J::str),
+                    Some("text" | "input_text" | "output_text")
+                ) && p.get("text").is_some_and(|t| t.is_string())
+            })
+}
+
+/// A chat `tool` message's content as a `function_call_output`'s `output`.
+fn tool_output_of(content: &Value) -> Option<Value> {
+    Some(match content {
+        Value::String(s) => Value::String(s.clone()),
+        Value::Object(_) => Value::String(content.to_string()),
+        Value::Array(parts) => Value::Array(
+            parts
+                .iter()
+                .map(|p| {
+                    Some(
+                        serde_json::json!({"type": "input_text", "text": p.get("text")?.as_str()?}),
+                    )
+                })
+                .collect::<Option<Vec<Value>>>()?,
+        ),
+        _ => return None,
+    })
+}
+
+/// The `function_call_output` item a chat `tool` message stands for (for repair).
+pub(crate) fn output_of_chat_tool_message(item: &Value) -> Option<Value> {
+    let call_id = item
+        .get("tool_call_id")?
+        .as_str()
+        .filter(|s| !s.is_empty())?;
+    let output = tool_output_of(item.get("content")?)?;
+    Some(serde_json::json!({"type": "function_call_output", "call_id": call_id, "output": output}))
 }
 
 /// An output item answering a call of item type `call_wire` (for repair).
@@ -454,8 +663,12 @@ pub(crate) fn synthesized_result(call_wire: &str, call_id: &str, text: &str) -> 
 
 /// An output item that answers no call, kept as a user message.
 pub(crate) fn result_as_text(item: &Value) -> Value {
-    let id = item.get("call_id").and_then(Value::as_str).unwrap_or("?");
-    let output = match item.get("output") {
+    let id = item
+        .get("call_id")
+        .or_else(|| item.get("tool_call_id"))
+        .and_then(Value::as_str)
+        .unwrap_or("?");
+    let output = match item.get("output").or_else(|| item.get("content")) {
         Some(Value::String(s)) => s.clone(),
         Some(other) => other.to_string(),
         None => String::new(),
