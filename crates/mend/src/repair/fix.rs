@@ -1098,6 +1098,57 @@ mod tests {
         assert!(p.moved_items.contains(&2));
     }
 
+    /// A split of item 1 into two: its first value replaces it, the other follows it.
+    fn split(p: &mut Plan) -> (Value, Value) {
+        let (first, second) = (
+            json!({"role": "assistant", "content": "first"}),
+            json!({"role": "assistant", "content": "second"}),
+        );
+        let from = p.edits.len();
+        note(p, "split");
+        p.replace_item(1, first.clone(), Vec::new(), from);
+        if let Some(r) = p.replace_items.get_mut(&1) {
+            r.then = vec![second.clone()];
+        }
+        (first, second)
+    }
+
+    #[test]
+    fn a_split_item_brings_its_others_before_what_the_pass_placed_after_it() {
+        let body = body();
+        let mut p = Plan::default();
+        let placed = json!({"role": "user", "content": "placed"});
+        p.insert_after.insert(1, vec![placed.clone()]);
+        let (first, second) = split(&mut p);
+        p.settle();
+        let (next, _) = p.apply(&body, Dialect::Anthropic);
+        assert_eq!(
+            next["messages"],
+            json!([
+                body["messages"][0],
+                first,
+                second,
+                placed,
+                body["messages"][2]
+            ])
+        );
+    }
+
+    #[test]
+    fn a_split_item_another_edit_touches_waits_with_the_items_it_brings() {
+        let body = body();
+        let mut p = Plan::default();
+        split(&mut p);
+        p.drop_subs.insert((1, "content", 0));
+        note(&mut p, "dropped the call");
+        p.settle();
+        let (next, _) = p.apply(&body, Dialect::Anthropic);
+        let messages = next["messages"].as_array().map(Vec::len);
+        assert_eq!(messages, Some(3), "neither part of the split is written");
+        let details: Vec<_> = p.edits.iter().map(|e| e.detail.as_str()).collect();
+        assert_eq!(details, ["dropped the call"]);
+    }
+
     #[test]
     fn a_replacement_taking_in_an_item_another_edit_touches_waits_whole() {
         // The item the join would take in gets a field edit this pass: the join waits,
