@@ -84,6 +84,9 @@ pub(crate) enum Defect {
     /// Responses: a server tool call item without its required `id`. Reported only: the
     /// id is the provider's.
     ItemIdMissing,
+    /// Responses: a `function_call_output` (or custom tool output) without its required
+    /// `output`, or with a null one.
+    OutputMissing,
     /// Converse: a `toolResult` content `json` member that is not an object.
     ResultJsonNotObject,
     /// OpenAI: a tool's output (chat `tool` content, Responses `function_call_output`)

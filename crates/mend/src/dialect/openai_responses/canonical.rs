@@ -439,6 +439,10 @@ fn write_item_part(i: usize, j: usize, p: &Part, w: Writer) -> Result<Value, Wri
                     ToolContent::Json(v) => Value::String(v.to_string()),
                 };
                 o.insert("output".into(), v);
+            } else if !w.same {
+                // A result with no content (an Anthropic tool_result without one): the
+                // item requires its output, and an empty one says what the source did.
+                o.insert("output".into(), Value::String(String::new()));
             }
             w.extend(&mut o, &r.extra);
         }

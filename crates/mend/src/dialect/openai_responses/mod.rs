@@ -201,6 +201,18 @@ fn map_item<'a, J: Json<'a>>(i: usize, it: J, chain: &mut Chain<'a>, out: &mut V
                     given => call_id_of(i, given, ptr, out),
                 };
                 let text_output = matches!(t, "function_call_output" | "custom_tool_call_output");
+                if text_output && f.output.is_none_or(|o| o.is_null()) {
+                    out.push(
+                        Violation::error(
+                            Rule::Malformed,
+                            ptr.render_with("output"),
+                            format!("input[{i}] is a {t} without `output`; the field is required (an empty string when the tool printed nothing)"),
+                        )
+                        .provider(Some(format!("Missing required parameter: 'input[{i}].output'.")))
+                        .at_turn(chain.turns.len().saturating_sub(1))
+                        .with_defect(Defect::OutputMissing),
+                    );
+                }
                 if let Some(o) = f.output.filter(|o| text_output && o.is_object()) {
                     out.push(
                         Violation::error(
