@@ -694,41 +694,11 @@ fn set_the_missing_field(fx: &mut Fixer, v: &Violation, key: &str, value: Value,
     }
 }
 
-fn reshape_the_known_defects(fx: &mut Fixer, v: &Violation) {
+/// Chat-completions shapes in Responses `input` written as the items the API takes (a
+/// `tool` message as its function_call_output, `tool_calls` as function_call items, an
+/// assistant's input_text part as output_text), nothing of them lost.
+fn write_chat_shapes_as_responses_items(fx: &mut Fixer, v: &Violation) {
     match v.defect {
-        Some(Defect::TrailingWhitespace) => trim_the_prefill(fx, v),
-        Some(Defect::EmptyToolCalls) => {
-            let Some(ptr) = v
-                .loc
-                .turn
-                .and_then(|t| fx.chain().turns.get(t))
-                .map(|t| t.ptr)
-            else {
-                return;
-            };
-            if ptr.item_index().is_some() && fx.set_field(ptr, "tool_calls", None) {
-                let detail = "removed the empty tool_calls array";
-                fx.note(v.rule, v.path.clone(), "drop", detail.into());
-            }
-        }
-        Some(Defect::ReasoningWithoutSummary) => {
-            let detail = "added the required summary, empty: the reasoning item came without one";
-            set_the_missing_field(fx, v, "summary", json!([]), detail);
-        }
-        Some(Defect::OutputMissing) => {
-            // As chat's null tool content is sent as "": the output is not known, and
-            // an empty one says no more than the item did.
-            let detail =
-                "added the required output, empty: the tool's output item came without one";
-            set_the_missing_field(fx, v, "output", json!(""), detail);
-        }
-        Some(
-            Defect::HeldUpstream
-            | Defect::SameRoleInARow
-            | Defect::ContentRequired
-            | Defect::ToolInputMissing
-            | Defect::ItemIdMissing,
-        ) => {}
         Some(Defect::ChatToolMessage) => {
             // The output and the call it answers are both there: the item is written as
             // the `function_call_output` the API takes, nothing of it lost.
@@ -771,6 +741,97 @@ fn reshape_the_known_defects(fx: &mut Fixer, v: &Violation) {
                 fx.note(v.rule, v.path.clone(), "set", detail.into());
             }
         }
+        _ => {}
+    }
+}
+
+/// A result's value of a type the dialect refuses there (`Defect::ResultJsonNotObject`):
+/// Gemini's response put under `result`, Converse's json member sent as text.
+fn write_the_result_value_as_the_dialect_takes(fx: &mut Fixer, v: &Violation) {
+    match fx.dialect() {
+        Dialect::Gemini => {
+            // Gemini's response is a Struct: the value goes under `result`, as Google's
+            // own SDKs send a function's non-object return value.
+            let Some(n) = v.loc.node else { return };
+            let Some(part) = fx.value_of(n) else { return };
+            let key = if part.get("function_response").is_some() {
+                "function_response"
+            } else {
+                "functionResponse"
+            };
+            let Some(response) = part.get(key).and_then(|r| r.get("response")) else {
+                return;
+            };
+            let mut part = part.clone();
+            part[key]["response"] = json!({ "result": response.clone() });
+            if fx.claim(n) {
+                let detail =
+                    "put the response under `result`, the object Gemini takes, as Google's SDKs do";
+                fx.replace_node(n, part, v, "set", detail.into());
+            }
+        }
+        _ => {
+            // The value stays, as the text it is: Converse's `json` takes objects only.
+            let Some(n) = v.loc.node else { return };
+            let Some(block) = fx.value_of(n) else { return };
+            let mut block = block.clone();
+            let Some(Value::Array(content)) = block.pointer_mut("/toolResult/content") else {
+                return;
+            };
+            for c in content.iter_mut() {
+                let text = match c.get("json") {
+                    Some(Value::Object(_)) | None => continue,
+                    Some(Value::String(s)) => s.clone(),
+                    Some(other) => other.to_string(),
+                };
+                *c = json!({ "text": text });
+            }
+            if fx.claim(n) {
+                let detail = "sent the tool's non-object json output as text, which keeps it whole";
+                fx.replace_node(n, block, v, "set", detail.into());
+            }
+        }
+    }
+}
+
+fn reshape_the_known_defects(fx: &mut Fixer, v: &Violation) {
+    match v.defect {
+        Some(Defect::TrailingWhitespace) => trim_the_prefill(fx, v),
+        Some(Defect::EmptyToolCalls) => {
+            let Some(ptr) = v
+                .loc
+                .turn
+                .and_then(|t| fx.chain().turns.get(t))
+                .map(|t| t.ptr)
+            else {
+                return;
+            };
+            if ptr.item_index().is_some() && fx.set_field(ptr, "tool_calls", None) {
+                let detail = "removed the empty tool_calls array";
+                fx.note(v.rule, v.path.clone(), "drop", detail.into());
+            }
+        }
+        Some(Defect::ReasoningWithoutSummary) => {
+            let detail = "added the required summary, empty: the reasoning item came without one";
+            set_the_missing_field(fx, v, "summary", json!([]), detail);
+        }
+        Some(Defect::OutputMissing) => {
+            // As chat's null tool content is sent as "": the output is not known, and
+            // an empty one says no more than the item did.
+            let detail =
+                "added the required output, empty: the tool's output item came without one";
+            set_the_missing_field(fx, v, "output", json!(""), detail);
+        }
+        Some(
+            Defect::HeldUpstream
+            | Defect::SameRoleInARow
+            | Defect::ContentRequired
+            | Defect::ToolInputMissing
+            | Defect::ItemIdMissing,
+        ) => {}
+        Some(Defect::ChatToolMessage | Defect::ChatToolCalls | Defect::AssistantInputText) => {
+            write_chat_shapes_as_responses_items(fx, v)
+        }
         Some(Defect::ToolInputNotObject) => {
             // Only where the string is the object's JSON text: anything else would be
             // a guess at what the model meant.
@@ -798,48 +859,7 @@ fn reshape_the_known_defects(fx: &mut Fixer, v: &Violation) {
                 fx.replace_node(n, block, v, "set", detail.into());
             }
         }
-        Some(Defect::ResultJsonNotObject) if fx.dialect() == Dialect::Gemini => {
-            // Gemini's response is a Struct: the value goes under `result`, as Google's
-            // own SDKs send a function's non-object return value.
-            let Some(n) = v.loc.node else { return };
-            let Some(part) = fx.value_of(n) else { return };
-            let key = if part.get("function_response").is_some() {
-                "function_response"
-            } else {
-                "functionResponse"
-            };
-            let Some(response) = part.get(key).and_then(|r| r.get("response")) else {
-                return;
-            };
-            let mut part = part.clone();
-            part[key]["response"] = json!({ "result": response.clone() });
-            if fx.claim(n) {
-                let detail =
-                    "put the response under `result`, the object Gemini takes, as Google's SDKs do";
-                fx.replace_node(n, part, v, "set", detail.into());
-            }
-        }
-        Some(Defect::ResultJsonNotObject) => {
-            // The value stays, as the text it is: Converse's `json` takes objects only.
-            let Some(n) = v.loc.node else { return };
-            let Some(block) = fx.value_of(n) else { return };
-            let mut block = block.clone();
-            let Some(Value::Array(content)) = block.pointer_mut("/toolResult/content") else {
-                return;
-            };
-            for c in content.iter_mut() {
-                let text = match c.get("json") {
-                    Some(Value::Object(_)) | None => continue,
-                    Some(Value::String(s)) => s.clone(),
-                    Some(other) => other.to_string(),
-                };
-                *c = json!({ "text": text });
-            }
-            if fx.claim(n) {
-                let detail = "sent the tool's non-object json output as text, which keeps it whole";
-                fx.replace_node(n, block, v, "set", detail.into());
-            }
-        }
+        Some(Defect::ResultJsonNotObject) => write_the_result_value_as_the_dialect_takes(fx, v),
         Some(Defect::OutputNotText) => {
             let Some(t) = v.loc.turn else { return };
             let ptr = fx.chain().turns[t].ptr;

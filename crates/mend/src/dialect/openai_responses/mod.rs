@@ -188,57 +188,7 @@ fn map_item<'a, J: Json<'a>>(i: usize, it: J, chain: &mut Chain<'a>, out: &mut V
                     ptr,
                 );
             } else if let Some((_, wire)) = CLIENT_CALLS.iter().find(|(_, o)| *o == t) {
-                chain.begin_turn(
-                    Role::Tool,
-                    wire,
-                    ptr,
-                    f.output.map(approx_size).unwrap_or(0),
-                );
-                // OpenAI's reference names a local shell output's call by `id` (the call's
-                // call_id; the Agents SDK sends that), other clients by `call_id`: either.
-                let call_id = match f.call_id {
-                    None if t == "local_shell_call_output" => id,
-                    given => call_id_of(i, given, ptr, out),
-                };
-                let text_output = matches!(t, "function_call_output" | "custom_tool_call_output");
-                if text_output && f.output.is_none_or(|o| o.is_null()) {
-                    out.push(
-                        Violation::error(
-                            Rule::Malformed,
-                            ptr.render_with("output"),
-                            format!("input[{i}] is a {t} without `output`; the field is required (an empty string when the tool printed nothing)"),
-                        )
-                        .provider(Some(format!("Missing required parameter: 'input[{i}].output'.")))
-                        .at_turn(chain.turns.len().saturating_sub(1))
-                        .with_defect(Defect::OutputMissing),
-                    );
-                }
-                if let Some(o) = f.output.filter(|o| text_output && o.is_object()) {
-                    out.push(
-                        Violation::error(
-                            Rule::Malformed,
-                            ptr.render_with("output"),
-                            format!("input[{i}].output is {} but a {t}'s output is its text (or a list of content parts)", kind_of(o)),
-                        )
-                        .provider(Some(format!(
-                            "Invalid type for 'input[{i}].output': expected one of a string or array of objects, but got an object instead."
-                        )))
-                        .at_turn(chain.turns.len().saturating_sub(1))
-                        .with_defect(Defect::OutputNotText),
-                    );
-                }
-                let wire = chain.wire(wire);
-                chain.push(
-                    NodeKind::Result {
-                        call_id: call_id.text,
-                        name: None,
-                        kind: CallKind::Client,
-                        wire,
-                        blank_text: false,
-                        id_mistyped: call_id.mistyped,
-                    },
-                    ptr,
-                );
+                map_output(i, (t, wire), &f, id, ptr, chain, out);
             } else if t == "mcp_approval_request" {
                 chain.begin_turn(Role::Assistant, "mcp_approval_request", ptr, 0);
                 let wire = "mcp_approval_request";
@@ -251,18 +201,7 @@ fn map_item<'a, J: Json<'a>>(i: usize, it: J, chain: &mut Chain<'a>, out: &mut V
                         format!("input[{i}].approval_request_id"),
                     )
                 });
-                let wire = chain.wire("mcp_approval_response");
-                chain.push(
-                    NodeKind::Result {
-                        call_id: approved.text,
-                        name: None,
-                        kind: CallKind::Client,
-                        wire,
-                        blank_text: false,
-                        id_mistyped: approved.mistyped,
-                    },
-                    ptr,
-                );
+                push_result(chain, approved, "mcp_approval_response", ptr);
             } else if let Some(wire) = SERVER_CALLS.iter().find(|c| **c == t) {
                 chain.begin_turn(Role::Assistant, wire, ptr, 0);
                 if t != "tool_search_call" {
@@ -310,6 +249,75 @@ fn require_item_id<'a>(
         .provider(Some(format!("Missing required parameter: 'input[{i}].id'.")))
         .at_turn(chain.turns.len().saturating_sub(1))
         .with_defect(Defect::ItemIdMissing),
+    );
+}
+
+/// A client call's output item (`function_call_output` and its kin): its result node,
+/// and a `malformed` finding for a text output that is missing or an object.
+fn map_output<'a, J: Json<'a>>(
+    i: usize,
+    (t, wire): (&str, &'a str),
+    f: &Fields<'a, J>,
+    id: ReadId<'a>,
+    ptr: Ptr,
+    chain: &mut Chain<'a>,
+    out: &mut Vec<Violation>,
+) {
+    chain.begin_turn(
+        Role::Tool,
+        wire,
+        ptr,
+        f.output.map(approx_size).unwrap_or(0),
+    );
+    // OpenAI's reference names a local shell output's call by `id` (the call's
+    // call_id; the Agents SDK sends that), other clients by `call_id`: either.
+    let call_id = match f.call_id {
+        None if t == "local_shell_call_output" => id,
+        given => call_id_of(i, given, ptr, out),
+    };
+    let text_output = matches!(t, "function_call_output" | "custom_tool_call_output");
+    if text_output && f.output.is_none_or(|o| o.is_null()) {
+        out.push(
+            Violation::error(
+                Rule::Malformed,
+                ptr.render_with("output"),
+                format!("input[{i}] is a {t} without `output`; the field is required (an empty string when the tool printed nothing)"),
+            )
+            .provider(Some(format!("Missing required parameter: 'input[{i}].output'.")))
+            .at_turn(chain.turns.len().saturating_sub(1))
+            .with_defect(Defect::OutputMissing),
+        );
+    }
+    if let Some(o) = f.output.filter(|o| text_output && o.is_object()) {
+        out.push(
+            Violation::error(
+                Rule::Malformed,
+                ptr.render_with("output"),
+                format!("input[{i}].output is {} but a {t}'s output is its text (or a list of content parts)", kind_of(o)),
+            )
+            .provider(Some(format!(
+                "Invalid type for 'input[{i}].output': expected one of a string or array of objects, but got an object instead."
+            )))
+            .at_turn(chain.turns.len().saturating_sub(1))
+            .with_defect(Defect::OutputNotText),
+        );
+    }
+    push_result(chain, call_id, wire, ptr);
+}
+
+/// A client result's node (an output item, an approval response, a chat tool message).
+fn push_result<'a>(chain: &mut Chain<'a>, call_id: ReadId<'a>, wire: &'a str, ptr: Ptr) {
+    let wire = chain.wire(wire);
+    chain.push(
+        NodeKind::Result {
+            call_id: call_id.text,
+            name: None,
+            kind: CallKind::Client,
+            wire,
+            blank_text: false,
+            id_mistyped: call_id.mistyped,
+        },
+        ptr,
     );
 }
 
@@ -593,18 +601,7 @@ fn map_chat_tool_message<'a, J: Json<'a>>(
             format!("input[{i}].tool_call_id"),
         )
     });
-    let wire = chain.wire("function_call_output");
-    chain.push(
-        NodeKind::Result {
-            call_id: call_id.text,
-            name: None,
-            kind: CallKind::Client,
-            wire,
-            blank_text: false,
-            id_mistyped: call_id.mistyped,
-        },
-        ptr,
-    );
+    push_result(chain, call_id, "function_call_output", ptr);
     let finding = Violation::error(
         Rule::Malformed,
         ptr.render_with("role"),
