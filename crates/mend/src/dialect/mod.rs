@@ -13,7 +13,7 @@ use serde_json::Value;
 use std::fmt;
 use std::str::FromStr;
 
-use crate::chain::{Chain, Ptr};
+use crate::chain::{Chain, NodeKind, Ptr};
 use crate::json::{Json, Kind};
 use crate::violation::{Rule, Violation};
 
@@ -461,6 +461,38 @@ pub(crate) fn string_id<'a, J: Json<'a>>(
             }
         }
     }
+}
+
+/// A `malformed` finding for calls in the turn just read when it is not the model's
+/// (Gemini's `user` or role-less content, a Converse `user` message): only the model
+/// calls a tool, so the turn is misread (a role lost in a store, a converter that wrote
+/// another), and the pairing rules would answer and drop around the misreading,
+/// inventing results and losing the real ones. Reported only: which role was meant is
+/// not known for certain, and no other rule's fix runs on the item. `at` gives the
+/// role's pointer and the turn's name for the message.
+pub(crate) fn calls_outside_the_models_turn(
+    wire_role: &str,
+    models: &str,
+    at: impl FnOnce() -> (String, String),
+    chain: &Chain<'_>,
+    out: &mut Vec<Violation>,
+) {
+    let Some(turn) = chain.turns.last() else {
+        return;
+    };
+    let calls = chain.nodes[turn.first()..turn.end()]
+        .iter()
+        .filter(|n| matches!(n.kind, NodeKind::Call { .. }))
+        .count();
+    if calls == 0 {
+        return;
+    }
+    let (path, name) = at();
+    out.push(Violation::error(
+        Rule::Malformed,
+        path,
+        format!("{name} holds {calls} tool call(s) but its role is `{wire_role}`: a tool call is the model's, in a turn of role `{models}`"),
+    ));
 }
 
 /// [`string_id`] of the `field` of union member `key` (its value `union`) in the block at

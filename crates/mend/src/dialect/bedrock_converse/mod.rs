@@ -144,6 +144,10 @@ fn map_message<'a, J: Json<'a>>(i: usize, m: J, chain: &mut Chain<'a>, out: &mut
             for (j, b) in blocks.items().enumerate() {
                 map_block(i, j, b, chain, out);
             }
+            if role != Role::Assistant {
+                let at = || (ptr.render_with("role"), format!("messages[{i}]"));
+                super::calls_outside_the_models_turn(wire_role, "assistant", at, chain, out);
+            }
         }
         Some(other) => malformed(
             out,

@@ -130,39 +130,10 @@ fn map_content<'a, J: Json<'a>>(i: usize, c: J, chain: &mut Chain<'a>, out: &mut
         map_part(i, j, p, chain, out);
     }
     if role != Role::Assistant {
-        calls_outside_a_model_turn(i, ptr, wire_role, chain, out);
+        // A content without a role is the user's to Gemini.
+        let at = || (ptr.render_with("role"), format!("contents[{i}]"));
+        super::calls_outside_the_models_turn(wire_role, "model", at, chain, out);
     }
-}
-
-/// A `malformed` finding for function calls in a content that is not the model's (its
-/// role user, or none, which Gemini reads as user): only the model calls a function, so
-/// the turn is misread, and the pairing rules would answer and drop around a misreading
-/// (a role lost in a store, a converter that wrote none). Reported only: the role that
-/// was meant is not known for certain, and no other rule's fix runs on the item.
-fn calls_outside_a_model_turn<'a>(
-    i: usize,
-    ptr: Ptr,
-    wire_role: &str,
-    chain: &Chain<'a>,
-    out: &mut Vec<Violation>,
-) {
-    let Some(turn) = chain.turns.last() else {
-        return;
-    };
-    let calls = chain.nodes[turn.first()..turn.end()]
-        .iter()
-        .filter(|n| matches!(n.kind, NodeKind::Call { .. }))
-        .count();
-    if calls == 0 {
-        return;
-    }
-    out.push(Violation::error(
-        crate::violation::Rule::Malformed,
-        ptr.render_with("role"),
-        format!(
-            "contents[{i}] holds {calls} functionCall part(s) but its role is `{wire_role}` (a content without a role is the user's): a function call is the model's, in a content of role `model`"
-        ),
-    ));
 }
 
 fn map_part<'a, J: Json<'a>>(
