@@ -240,16 +240,18 @@ fn require_item_id<'a>(
     if id.text.is_some() || id.mistyped {
         return;
     }
-    out.push(
-        Violation::error(
-            Rule::Malformed,
-            ptr.render_with("id"),
-            format!("input[{i}] is a {t} item without `id`; an item the provider made is sent back with the id it was given"),
-        )
-        .provider(Some(format!("Missing required parameter: 'input[{i}].id'.")))
+    let why = format!("input[{i}] is a {t} item without `id`; an item the provider made is sent back with the id it was given");
+    out.push(missing_parameter(i, ptr, "id", why, chain).with_defect(Defect::ItemIdMissing));
+}
+
+/// The `malformed` finding for item `i`'s required `field`, absent, in OpenAI's words
+/// for a missing parameter.
+fn missing_parameter(i: usize, ptr: Ptr, field: &str, why: String, chain: &Chain<'_>) -> Violation {
+    Violation::error(Rule::Malformed, ptr.render_with(field), why)
+        .provider(Some(format!(
+            "Missing required parameter: 'input[{i}].{field}'."
+        )))
         .at_turn(chain.turns.len().saturating_sub(1))
-        .with_defect(Defect::ItemIdMissing),
-    );
 }
 
 /// A client call's output item (`function_call_output` and its kin): its result node,
@@ -277,15 +279,9 @@ fn map_output<'a, J: Json<'a>>(
     };
     let text_output = matches!(t, "function_call_output" | "custom_tool_call_output");
     if text_output && f.output.is_none_or(|o| o.is_null()) {
+        let why = format!("input[{i}] is a {t} without `output`; the field is required (an empty string when the tool printed nothing)");
         out.push(
-            Violation::error(
-                Rule::Malformed,
-                ptr.render_with("output"),
-                format!("input[{i}] is a {t} without `output`; the field is required (an empty string when the tool printed nothing)"),
-            )
-            .provider(Some(format!("Missing required parameter: 'input[{i}].output'.")))
-            .at_turn(chain.turns.len().saturating_sub(1))
-            .with_defect(Defect::OutputMissing),
+            missing_parameter(i, ptr, "output", why, chain).with_defect(Defect::OutputMissing),
         );
     }
     if let Some(o) = f.output.filter(|o| text_output && o.is_object()) {
