@@ -243,10 +243,10 @@ fn without_ids(v: &Value) -> Value {
 
 /// A chat tool call (`{"type": "function", "function": {name, arguments}}`) in the form
 /// of the Responses `function_call` item repair writes it as in Responses `input`: the
-/// same call either way.
+/// same call either way (also without its `type`, which repair sets from the `function`).
 fn as_function_call(v: &Value) -> Value {
     match (v.get("type").and_then(Value::as_str), v.get("function")) {
-        (Some("function"), Some(f)) if f.is_object() => serde_json::json!({
+        (Some("function") | None, Some(f)) if f.is_object() => serde_json::json!({
             "type": "function_call",
             "name": f.get("name").cloned().unwrap_or(Value::Null),
             "arguments": f.get("arguments").cloned().unwrap_or(Value::Null),

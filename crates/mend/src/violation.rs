@@ -107,6 +107,17 @@ pub(crate) enum Defect {
     /// Responses: a chat-completions assistant message with `tool_calls` in `input`,
     /// where each call is a `function_call` item of its own.
     ChatToolCalls,
+    /// Responses: a chat-completions content part (`text`, `image_url`) in a message,
+    /// where the API takes `input_text` / `output_text` / `input_image`.
+    ChatContentPart,
+    /// Anthropic: a content part of another API (OpenAI's `image_url`, the Responses
+    /// API's `input_text`) that is an Anthropic block written another way.
+    ForeignBlock,
+    /// OpenAI chat: a tool call without its required `type` (its `function` says which).
+    CallTypeMissing,
+    /// OpenAI chat: a tool call's `function` without its required `arguments`. Reported
+    /// only: what they were is not known (`{}` is the usual loss, not the only one).
+    ArgumentsMissing,
 }
 
 impl Violation {

@@ -355,9 +355,116 @@ fn map_block<'a, J: Json<'a>>(
             redacted: true,
             wire: chain.wire("redacted_thinking"),
         },
-        t => NodeKind::Other { wire: t },
+        t => {
+            if let Some(origin) = foreign_block(t) {
+                foreign_block_finding(i, j, b, t, origin, chain, out);
+            }
+            NodeKind::Other { wire: t }
+        }
     };
     chain.push(kind, p);
+}
+
+/// Whose part a content block of another API is, by its type: the part types of OpenAI's
+/// chat and Responses APIs and the AI SDK that the Messages API does not take (it answers
+/// "Input tag '…' found using 'type' does not match any of the expected tags").
+fn foreign_block(t: &str) -> Option<&'static str> {
+    match t {
+        "image_url" | "input_audio" | "refusal" => Some("an OpenAI chat"),
+        "input_text"
+        | "output_text"
+        | "input_image"
+        | "input_file"
+        | "summary_text"
+        | "function_call"
+        | "function_call_output" => Some("a Responses API"),
+        "reasoning" | "tool-call" | "tool-result" | "file" => Some("an AI SDK"),
+        _ => None,
+    }
+}
+
+/// A part of another API in a message (AstrBot#4444: history kept in OpenAI's shapes),
+/// reported with its reshape when it is an Anthropic block written another way
+/// ([`block_of_foreign_part`]): a text part with its string, an image given by a data
+/// URL of an image type or an http(s) URL.
+fn foreign_block_finding<'a, J: Json<'a>>(
+    i: usize,
+    j: usize,
+    b: J,
+    t: &str,
+    origin: &str,
+    chain: &Chain<'a>,
+    out: &mut Vec<Violation>,
+) {
+    let p = Ptr::sub(ROOT, i, "content", j);
+    let reshapes = match t {
+        "input_text" | "output_text" => b.get("text").is_some_and(|x| x.is_string()),
+        "image_url" | "input_image" => {
+            let url = b.get("image_url").and_then(|u| {
+                if u.is_string() {
+                    u.str()
+                } else {
+                    u.get("url").and_then(J::str)
+                }
+            });
+            url.is_some_and(|u| image_source(u).is_some())
+        }
+        _ => false,
+    };
+    let v = Violation::error(
+        Rule::Malformed,
+        p.render_with("type"),
+        format!("messages[{i}].content[{j}] is {origin} `{t}` part, which the Messages API does not take"),
+    )
+    .provider(Some(format!(
+        "messages.{i}.content.{j}: Input tag '{t}' found using 'type' does not match any of the expected tags: 'document', 'image', 'redacted_thinking', 'search_result', 'server_tool_use', 'text', 'thinking', 'tool_result', 'tool_use', 'web_search_tool_result'"
+    )))
+    .at_node(chain.nodes.len(), chain.turns.len().saturating_sub(1));
+    out.push(if reshapes {
+        v.with_defect(crate::violation::Defect::ForeignBlock)
+    } else {
+        v
+    });
+}
+
+/// An image's Anthropic `source` from a URL: a base64 source for a data URL of an image
+/// type the API reads, a `url` source for an http(s) URL.
+fn image_source(url: &str) -> Option<Value> {
+    if let Some(rest) = url.strip_prefix("data:") {
+        let (media, data) = rest.split_once(";base64,")?;
+        let known = ["image/jpeg", "image/png", "image/gif", "image/webp"];
+        return known
+            .contains(&media)
+            .then(|| serde_json::json!({"type": "base64", "media_type": media, "data": data}));
+    }
+    (url.starts_with("https://") || url.starts_with("http://"))
+        .then(|| serde_json::json!({"type": "url", "url": url}))
+}
+
+/// A part of another API as the Anthropic block it is: `input_text` / `output_text` as
+/// `text`, an `image_url` / `input_image` as an `image` block (see [`image_source`]),
+/// its `cache_control` kept. `None` for a part of another shape.
+pub(crate) fn block_of_foreign_part(part: &Value) -> Option<Value> {
+    let mut block = serde_json::Map::new();
+    match part.get("type")?.as_str()? {
+        "input_text" | "output_text" => {
+            block.insert("type".into(), Value::String("text".into()));
+            block.insert("text".into(), part.get("text")?.as_str()?.into());
+        }
+        "image_url" | "input_image" => {
+            let url = match part.get("image_url")? {
+                Value::String(u) => u.as_str(),
+                other => other.get("url")?.as_str()?,
+            };
+            block.insert("type".into(), Value::String("image".into()));
+            block.insert("source".into(), image_source(url)?);
+        }
+        _ => return None,
+    }
+    if let Some(c) = part.get("cache_control") {
+        block.insert("cache_control".into(), c.clone());
+    }
+    Some(Value::Object(block))
 }
 
 /// A call's `id` or a result's `tool_use_id` (`key`) of block `messages[i].content[j]`

@@ -440,6 +440,40 @@ fn map_call<'a, J: Json<'a>>(
         ),
         _ => {}
     }
+    // `type` is required beside the `function` (or `custom`) object, which says what it
+    // is (langchain-azure#35: tool calls generated without it).
+    if c.get("type").is_none() && func.is_some() {
+        out.push(
+            Violation::error(
+                Rule::Malformed,
+                cptr.render_with("type"),
+                format!("messages[{i}].tool_calls[{j}] has no `type`; a tool call says it is a \"function\" call"),
+            )
+            .provider(Some(format!(
+                "Missing required parameter: 'messages[{i}].tool_calls[{j}].type'."
+            )))
+            .at_node(chain.nodes.len(), chain.turns.len().saturating_sub(1))
+            .with_defect(Defect::CallTypeMissing),
+        );
+    }
+    // A call without its `arguments` (a serializer that leaves out an empty string, as
+    // Go's `omitempty` does: mcphost#117). Reported only: what they were is not known.
+    if let Some(f) = c.get("function").filter(|f| f.is_object()) {
+        if f.get("arguments").is_none() {
+            out.push(
+                Violation::error(
+                    Rule::Malformed,
+                    format!("{}/function/arguments", cptr.render()),
+                    format!("messages[{i}].tool_calls[{j}].function has no `arguments`; the field is required (the JSON text of the arguments, `{{}}` for none)"),
+                )
+                .provider(Some(format!(
+                    "Missing required parameter: 'messages[{i}].tool_calls[{j}].function.arguments'."
+                )))
+                .at_node(chain.nodes.len(), chain.turns.len().saturating_sub(1))
+                .with_defect(Defect::ArgumentsMissing),
+            );
+        }
+    }
     // `arguments` is the JSON text of the arguments; a client that stored the parsed
     // object sends an object, which OpenAI refuses by type.
     if let Some(args) = c.get("function").and_then(|f| f.get("arguments")) {

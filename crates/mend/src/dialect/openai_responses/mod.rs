@@ -459,6 +459,9 @@ fn map_message<'a, J: Json<'a>>(
                     }
                 };
                 chain.push(kind, pptr);
+                if let Some(t @ ("text" | "image_url")) = p.get("type").and_then(J::str) {
+                    chat_content_part(i, j, p, t, role == Role::Assistant, chain, out);
+                }
                 if role == Role::Assistant && p.get("type").and_then(J::str) == Some("input_text") {
                     // A tool's output or a user's text folded into an assistant message
                     // (openhuman#3624): the API takes only what the model writes there.
@@ -488,6 +491,88 @@ fn map_message<'a, J: Json<'a>>(
     if let Some(calls) = f.tool_calls.filter(|c| !c.is_null()) {
         map_chat_tool_calls(i, calls, chain, out);
     }
+}
+
+/// The Responses API's own wording for a content part type it does not take
+/// (MervinPraison/PraisonAI#3934, a chat `text` part in `input`).
+fn unsupported_part_type(t: &str) -> String {
+    format!("Invalid value: '{t}'. Supported values are: 'input_text', 'input_image', 'input_audio', 'output_text', 'refusal', 'input_file', 'computer_screenshot', 'summary_text', and 'encrypted_content'.")
+}
+
+/// A chat-completions content part (`text`, `image_url`) in a message of `input`
+/// (PraisonAI#3934: chat messages appended to `input` unchanged). It is reported with its
+/// reshape when the part says what it is in Responses terms ([`part_of_chat_part`]): a
+/// `text` part with its string, an image with its URL outside an assistant's message
+/// (an assistant message takes no image, and where it should go is not known).
+fn chat_content_part<'a, J: Json<'a>>(
+    i: usize,
+    j: usize,
+    p: J,
+    t: &str,
+    assistant: bool,
+    chain: &Chain<'a>,
+    out: &mut Vec<Violation>,
+) {
+    let pptr = Ptr::sub(ROOT, i, "content", j);
+    let reshapes = match t {
+        "text" => p.get("text").is_some_and(|x| x.is_string()),
+        _ => {
+            !assistant
+                && p.get("image_url")
+                    .is_some_and(|u| u.is_string() || u.get("url").is_some_and(|x| x.is_string()))
+        }
+    };
+    let takes = match (t, assistant) {
+        ("text", true) => "`output_text`",
+        ("text", false) => "`input_text`",
+        (_, true) => "no image part (only `output_text` and `refusal`)",
+        (_, false) => "`input_image` (with the URL as `image_url`)",
+    };
+    let v = Violation::error(
+        Rule::Malformed,
+        pptr.render_with("type"),
+        format!("input[{i}].content[{j}] is a chat-completions `{t}` part; a Responses message takes {takes} there"),
+    )
+    .provider(Some(unsupported_part_type(t)))
+    .at_node(chain.nodes.len() - 1, chain.turns.len() - 1);
+    out.push(if reshapes {
+        v.with_defect(Defect::ChatContentPart)
+    } else {
+        v
+    });
+}
+
+/// A chat-completions content part as the Responses part it is: `text` as `input_text`
+/// (`output_text` in an assistant's message), `image_url` as `input_image` with its URL
+/// (and `detail`). `None` for a part of another shape.
+pub(crate) fn part_of_chat_part(part: &Value, assistant: bool) -> Option<Value> {
+    let mut out = part.as_object()?.clone();
+    match part.get("type")?.as_str()? {
+        "text" => {
+            part.get("text")?.as_str()?;
+            let t = if assistant {
+                "output_text"
+            } else {
+                "input_text"
+            };
+            out.insert("type".into(), Value::String(t.into()));
+        }
+        "image_url" if !assistant => {
+            let (url, detail) = match part.get("image_url")? {
+                Value::String(u) => (u.clone(), None),
+                Value::Object(o) => (o.get("url")?.as_str()?.to_string(), o.get("detail")),
+                _ => return None,
+            };
+            out.clear();
+            out.insert("type".into(), Value::String("input_image".into()));
+            out.insert("image_url".into(), Value::String(url));
+            if let Some(d) = detail {
+                out.insert("detail".into(), d.clone());
+            }
+        }
+        _ => return None,
+    }
+    Some(Value::Object(out))
 }
 
 /// A chat-completions assistant message's `tool_calls` in `input` (openai-python#2677:
