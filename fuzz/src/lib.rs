@@ -277,6 +277,21 @@ fn strip_ids(v: &Value, depth: u8) -> Value {
                         ("arguments" | "input" | "args", Value::String(text)) => {
                             serde_json::from_str(text).unwrap_or_else(|_| v.clone())
                         }
+                        // Repair may write a call's name in the characters the provider
+                        // takes (`browser.tabs.open` as `browser_tabs_open`): the same
+                        // call either way.
+                        ("name", Value::String(name)) => Value::String(
+                            name.chars()
+                                .map(|c| {
+                                    if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                                        c
+                                    } else {
+                                        '_'
+                                    }
+                                })
+                                .take(64)
+                                .collect(),
+                        ),
                         _ => strip_ids(v, depth - 1),
                     };
                     (k.clone(), v)

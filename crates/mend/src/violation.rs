@@ -118,6 +118,8 @@ pub(crate) enum Defect {
     /// OpenAI chat: a tool call's `function` without its required `arguments`. Reported
     /// only: what they were is not known (`{}` is the usual loss, not the only one).
     ArgumentsMissing,
+    /// A call's name outside the characters (or the length) the provider takes.
+    CallNameForm,
 }
 
 impl Violation {

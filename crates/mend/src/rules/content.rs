@@ -864,7 +864,9 @@ fn reshape_the_known_defects(fx: &mut Fixer, v: &Violation) {
             | Defect::ContentRequired
             | Defect::ToolInputMissing
             | Defect::ArgumentsMissing
-            | Defect::ItemIdMissing,
+            | Defect::ItemIdMissing
+            // Other rules' findings: never `malformed`'s.
+            | Defect::CallNameForm,
         ) => {}
         Some(
             Defect::ChatToolMessage

@@ -7,18 +7,20 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use serde_json::Value;
+
 use crate::chain::{CallKind, NodeKind, Role};
 use crate::dialect::{self, Dialect};
 use crate::profile::CallIdForm;
 use crate::repair::Fixer;
-use crate::violation::{Rule, Severity, Violation};
+use crate::violation::{Defect, Rule, Severity, Violation};
 use crate::Analysis;
 
 use super::{Ctx, ProviderText, Repair, RuleSpec};
 
 pub(crate) const INVALID_CALL_ID: RuleSpec = RuleSpec {
     id: "invalid-call-id",
-    summary: "a call id too long, of the wrong form for the provider, or missing (or a Gemini functionResponse without a name)",
+    summary: "a call id too long, of the wrong form for the provider, or missing (or a Gemini functionResponse without a name, or a call name the provider refuses)",
     dialects: super::ALL_DIALECTS,
     profiles: &["openai", "azure", "mistral"],
     severity: Severity::Error,
@@ -88,9 +90,24 @@ pub(crate) const INVALID_CALL_ID: RuleSpec = RuleSpec {
             text: "Value at 'messages.73.member.content.2.member.toolUse.name' failed to satisfy constraint: Member must have length less than or equal to 64",
             source: "provider-errors.jsonl bedrock_converse-08",
         },
+        ProviderText {
+            provider: "bedrock",
+            text: "Value at 'messages.1.member.content.0.member.toolUse.name' failed to satisfy constraint: Member must satisfy regular expression pattern: [a-zA-Z0-9_-]+",
+            source: "openclaw/openclaw#23373 (a replayed toolUse named with a dot); vercel/ai#17769 (`$READFILE`), NousResearch/hermes-agent#90016; no row in provider-errors.jsonl",
+        },
+        ProviderText {
+            provider: "anthropic",
+            text: "messages.1.content.1.tool_use.name: String should match pattern '^[a-zA-Z0-9_-]{1,64}$'",
+            source: "drorm/vmpilot docs/source/tips.md (also \"tool_use.name: String should have at most 64 characters\"); no row in provider-errors.jsonl",
+        },
+        ProviderText {
+            provider: "openai",
+            text: "Invalid 'messages[9].tool_calls[0].function.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.",
+            source: "mcp-use/mcp-use#90 (a replayed tool call named with a dot); no row in provider-errors.jsonl",
+        },
     ],
-    repair: Repair::Sometimes("Renames a too-long or wrongly formed id to a conforming one on the call and all its results alike; gives an id-less result (or call) back the id of the one unanswered call (or orphan result) beside it; otherwise drops an id-less call and treats an id-less result as an orphan; an id of another type than a string (a number) is not no id: it is `malformed`'s finding alone (this rule does not also call the call id-less), and left alone. A server_tool_use id without the srvtoolu_ prefix and a Gemini functionResponse without a name are reported and left alone."),
-    doc: "Providers constrain call ids: OpenAI chat at most 40 characters and Responses call_id at most 64 (openai and azure profiles; the Responses default profile is openai, the chat default is generic and does not check length), Mistral exactly 9 characters of a-z, A-Z, 0-9, Anthropic `^[a-zA-Z0-9_-]+$` for tool ids and `^srvtoolu_` for server tool ids.\nEvery dialect but Gemini also needs an id on each call and result: a chat tool message without `tool_call_id`, a Responses output with an empty or missing `call_id`; Gemini pairs by name, so a functionResponse without a name is flagged here.\nMust not flag: an id of exactly 40 (chat) or 64 (Responses) characters, Mistral-form ids under mistral, Bedrock/Vertex-style toolu_vrtx ids, Gemini calls and responses without ids.\nAlso quoted by the code: openai_chat-30 (Mistral, missing id), openai_responses-11 (empty call_id) and openai_responses-12 (missing call_id).\nFix: rename to a conforming id (keeping the call/result pairing), restore a lost id when one neighbour proves it, otherwise drop what can never be answered.",
+    repair: Repair::Sometimes("Renames a too-long or wrongly formed id to a conforming one on the call and all its results alike; gives an id-less result (or call) back the id of the one unanswered call (or orphan result) beside it; otherwise drops an id-less call and treats an id-less result as an orphan; an id of another type than a string (a number) is not no id: it is `malformed`'s finding alone (this rule does not also call the call id-less), and left alone. A server_tool_use id without the srvtoolu_ prefix and a Gemini functionResponse without a name are reported and left alone. A call name outside the provider's form is written in it (each other character as `_`, cut at 64 characters), as the clients that met the error do (vercel/ai#17769, openclaw#23373, hermes-agent#90016); results pair by id, so they stay with their call. An empty name is reported and left alone."),
+    doc: "Providers constrain call ids: OpenAI chat at most 40 characters and Responses call_id at most 64 (openai and azure profiles; the Responses default profile is openai, the chat default is generic and does not check length), Mistral exactly 9 characters of a-z, A-Z, 0-9, Anthropic `^[a-zA-Z0-9_-]+$` for tool ids and `^srvtoolu_` for server tool ids.\nEvery dialect but Gemini also needs an id on each call and result: a chat tool message without `tool_call_id`, a Responses output with an empty or missing `call_id`; Gemini pairs by name, so a functionResponse without a name is flagged here.\nMust not flag: an id of exactly 40 (chat) or 64 (Responses) characters, Mistral-form ids under mistral, Bedrock/Vertex-style toolu_vrtx ids, Gemini calls and responses without ids.\nAlso quoted by the code: openai_chat-30 (Mistral, missing id), openai_responses-11 (empty call_id) and openai_responses-12 (missing call_id).\nCall names are checked here too, in the dialects that check a replayed call's name: Anthropic tool_use names `^[a-zA-Z0-9_-]{1,64}$` (drorm/vmpilot's tips quote \"messages.1.content.1.tool_use.name: String should match pattern '^[a-zA-Z0-9_-]{1,64}$'\" and \"… should have at most 64 characters\"), Converse toolUse names `[a-zA-Z0-9_-]+` of 1 to 64 characters (openclaw#23373, vercel/ai#17769, hermes-agent#90016, bedrock_converse-08), OpenAI chat tool call names `^[a-zA-Z0-9_-]+$` under the openai and azure profiles (mcp-use#90); a model that calls a tool by a name it made up (`browser.tabs.open`, `$READFILE`), or an MCP name kept whole, leaves it in every later request. Must not flag: those names under the generic chat profile (a self-hosted server's rule is its own), Gemini's names (which take dots and colons), server tool names.\nFix: rename to a conforming id (keeping the call/result pairing), restore a lost id when one neighbour proves it, otherwise drop what can never be answered; write a call's name in the provider's characters.",
     example: r#"{
   "model": "gpt-5",
   "input": [
@@ -189,6 +206,96 @@ pub(crate) fn call_ids_have_the_providers_form(ctx: &Ctx, out: &mut Vec<Violatio
     }
 }
 
+/// Call names in history have the form the provider takes: Anthropic's tool_use and
+/// Converse's toolUse `[a-zA-Z0-9_-]` of 1 to 64 characters, OpenAI chat's (openai and
+/// azure profiles) `[a-zA-Z0-9_-]`. A name the model made up (`browser.tabs.open`,
+/// `$READFILE`) or an MCP name kept whole stays in the history and fails every request
+/// after it. A chat call with an empty name is `malformed`'s (OpenAI's own wording).
+pub(crate) fn call_names_have_the_providers_form(ctx: &Ctx, out: &mut Vec<Violation>) {
+    use crate::profile::ProfileId;
+    let max = match ctx.dialect {
+        Dialect::Anthropic | Dialect::BedrockConverse => Some(64),
+        Dialect::OpenAiChat if matches!(ctx.profile.id, ProfileId::OpenAi | ProfileId::Azure) => {
+            None
+        }
+        _ => return,
+    };
+    for (n, node) in ctx.chain.nodes.iter().enumerate() {
+        let NodeKind::Call {
+            name: Some(name),
+            kind: CallKind::Client,
+            wire,
+            ..
+        } = node.kind
+        else {
+            continue;
+        };
+        let wire = ctx.chain.wire_text(wire);
+        if !matches!(wire, "tool_use" | "toolUse" | "tool_calls") {
+            continue;
+        }
+        let allowed = name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+        let len = name.chars().count();
+        let too_long = max.is_some_and(|m| len > m);
+        if allowed && !too_long && (len > 0 || wire == "tool_calls") {
+            continue;
+        }
+        let ix = ctx.turn_ix(node.turn());
+        let sub = ctx.node_sub(n).unwrap_or(0);
+        let text = match ctx.dialect {
+            Dialect::Anthropic if too_long && allowed => format!("messages.{ix}.content.{sub}.tool_use.name: String should have at most 64 characters"),
+            Dialect::Anthropic => format!("messages.{ix}.content.{sub}.tool_use.name: String should match pattern '^[a-zA-Z0-9_-]{{1,64}}$'"),
+            Dialect::BedrockConverse if too_long && allowed => format!("Value at 'messages.{ix}.member.content.{sub}.member.toolUse.name' failed to satisfy constraint: Member must have length less than or equal to 64"),
+            Dialect::BedrockConverse if len == 0 => format!("Value at 'messages.{ix}.member.content.{sub}.member.toolUse.name' failed to satisfy constraint: Member must have length greater than or equal to 1"),
+            Dialect::BedrockConverse => format!("Value at 'messages.{ix}.member.content.{sub}.member.toolUse.name' failed to satisfy constraint: Member must satisfy regular expression pattern: [a-zA-Z0-9_-]+"),
+            _ => format!("Invalid 'messages[{ix}].tool_calls[{sub}].function.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'."),
+        };
+        let what = match (len, too_long) {
+            (0, _) => "the call's name is empty".to_string(),
+            (_, true) if allowed => {
+                format!("the call's name `{name}` is {len} characters long (at most 64)")
+            }
+            _ => format!(
+                "the call's name `{name}` has characters outside a-z, A-Z, 0-9, `_` and `-`"
+            ),
+        };
+        let v = ctx
+            .at_node(
+                Rule::InvalidCallId,
+                n,
+                format!(
+                    "{what}, which {} refuses in a replayed call",
+                    ctx.profile.name
+                ),
+            )
+            .provider(Some(text));
+        // An empty name has no form to write it in: reported only.
+        out.push(if len > 0 {
+            v.with_defect(Defect::CallNameForm)
+        } else {
+            v
+        });
+    }
+}
+
+/// A call's name in the characters the provider takes: every other character as `_`,
+/// cut at `max` characters. Results pair by id in the dialects that check names, so the
+/// call keeps its results.
+fn conforming_name(name: &str, max: usize) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(max)
+        .collect()
+}
+
 /// A call with no id (or an empty one), where the dialect requires one.
 pub(crate) fn idless_call(
     ctx: &Ctx,
@@ -271,6 +378,9 @@ pub(crate) fn nameless_response(ctx: &Ctx, n: usize) -> Violation {
 fn give_a_valid_id(fx: &mut Fixer, v: &Violation) {
     let Some(n) = v.loc.node else { return };
     let d = fx.dialect();
+    if v.defect == Some(Defect::CallNameForm) {
+        return write_the_name_in_the_providers_form(fx, v, n);
+    }
     let id = match fx.chain().nodes[n].kind {
         NodeKind::Call {
             call_id: Some(id), ..
@@ -310,6 +420,48 @@ fn give_a_valid_id(fx: &mut Fixer, v: &Violation) {
             };
             fx.renames.insert(id.to_string(), new);
         }
+    }
+}
+
+/// A call name outside the provider's form ([`call_names_have_the_providers_form`]) is
+/// written in it ([`conforming_name`]), as the clients that hit the error do
+/// (vercel/ai#17769, openclaw#23373, hermes-agent#90016): the name is the model's, the
+/// call and its results stay as they were.
+fn write_the_name_in_the_providers_form(fx: &mut Fixer, v: &Violation, n: usize) {
+    // A call whose id is renamed this pass keeps its name until the next one: the
+    // rename is an edit of the same block.
+    let id_fixed_too =
+        fx.a.violations
+            .iter()
+            .any(|w| w.rule == Rule::InvalidCallId && w.loc.node == Some(n) && w.defect.is_none());
+    if id_fixed_too {
+        return;
+    }
+    let at = match fx.dialect() {
+        Dialect::BedrockConverse => "/toolUse/name",
+        Dialect::Anthropic => "/name",
+        _ => "/function/name",
+    };
+    let Some(call) = fx.value_of(n) else { return };
+    let Some(Value::String(name)) = call.pointer(at) else {
+        return;
+    };
+    let max = if fx.dialect() == Dialect::OpenAiChat {
+        usize::MAX
+    } else {
+        64
+    };
+    let new = conforming_name(name, max);
+    if new.is_empty() || &new == name {
+        return;
+    }
+    let mut call = call.clone();
+    if let Some(slot) = call.pointer_mut(at) {
+        *slot = Value::String(new.clone());
+    }
+    if fx.claim(n) {
+        let detail = format!("wrote the call's name `{name}` as `{new}`, in the characters the provider takes (its results pair by id)");
+        fx.replace_node(n, call, v, "set", detail);
     }
 }
 

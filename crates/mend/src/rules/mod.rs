@@ -348,6 +348,7 @@ pub(crate) fn run(ctx: &Ctx, out: &mut Vec<Violation>) -> Vec<(usize, usize)> {
     let suppressed = pairing::gemini_response_counts_match(ctx, out);
     let pairs = pairing::pair_calls_with_results(ctx, &suppressed, out);
     ids::call_ids_have_the_providers_form(ctx, out);
+    ids::call_names_have_the_providers_form(ctx, out);
     roles::roles_come_in_an_accepted_order(ctx, out);
     content::content_is_not_empty(ctx, out);
     match ctx.dialect {
