@@ -120,6 +120,9 @@ pub(crate) enum Defect {
     ArgumentsMissing,
     /// A call's name outside the characters (or the length) the provider takes.
     CallNameForm,
+    /// Gemini: a content of a role another API names (`assistant`, `tool`, `function`)
+    /// that is a Gemini role written another way.
+    ForeignRole,
 }
 
 impl Violation {

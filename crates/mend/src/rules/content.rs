@@ -866,7 +866,8 @@ fn reshape_the_known_defects(fx: &mut Fixer, v: &Violation) {
             | Defect::ArgumentsMissing
             | Defect::ItemIdMissing
             // Other rules' findings: never `malformed`'s.
-            | Defect::CallNameForm,
+            | Defect::CallNameForm
+            | Defect::ForeignRole,
         ) => {}
         Some(
             Defect::ChatToolMessage

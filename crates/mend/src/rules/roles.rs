@@ -111,8 +111,8 @@ pub(crate) const ROLE_ORDER: RuleSpec = RuleSpec {
             source: "provider-errors.jsonl gemini-13",
         },
     ],
-    repair: Repair::Sometimes("Messages of one role in a row (Anthropic under a strict profile such as bedrock, and Converse, which merge nothing) become one message with their blocks in order, which is what Anthropic's own API does with them; a message that is an exact copy of the one before it (sent twice) is dropped instead, so one copy stays. This runs only once nothing else in the body is wrong, so it never joins turns another fix is still moving. Every other order (a first assistant message, a system message in the history, a prefill a model refuses, Mistral's orders) is reported and left alone."),
-    doc: "Anthropic takes instructions in the top-level `system`, so a role:\"system\" message is an error; two user or two assistant messages in a row, or a first assistant message, are warnings on the first-party API (which merges them) and errors under the bedrock profile, which requires strict alternation starting with user.\nGemini contents accept only the roles user and model (error), and a request ending with a model turn is a warning (newer models reject it).\nOpenAI chat: an unknown role is an error; deepseek rejects `developer`; mistral rejects a user message right after a tool message and a last message from the assistant unless it has prefix: true.\nMust not flag: an OpenAI `developer` message (openai profile), mistral tool→assistant→user, an Anthropic final assistant prefill, a Gemini single turn without a role, a Bedrock alternating tool loop.\nThe code's DeepSeek text omits the row's \"`latest_reminder` at line 1 column …\" tail; Gemini's \"valid role\" text has no row in the evidence file. Responses has no role-order checks.\nBedrock Converse: roles are user and assistant, strictly alternating (Converse merges nothing); the first message is the user's except on Claude and Qwen (recorded: Claude Sonnet 4.5 accepted a history opening with the assistant; pydantic-ai documents Qwen), so give --model for those; Claude from the fifth generation (Sonnet 5) takes no final assistant prefill.\nFix: messages of one role in a row are joined (an exact copy dropped), as Anthropic's first-party API does itself (its docs: consecutive user or assistant turns are combined into one), once nothing else in the body is wrong; this keeps every block and never joins turns another fix is still moving.",
+    repair: Repair::Sometimes("Messages of one role in a row (Anthropic under a strict profile such as bedrock, and Converse, which merge nothing) become one message with their blocks in order, which is what Anthropic's own API does with them; a message that is an exact copy of the one before it (sent twice) is dropped instead, so one copy stays. This runs only once nothing else in the body is wrong, so it never joins turns another fix is still moving. A Gemini content under another API's name for its role gets Gemini's name: `assistant` becomes `model`, `tool` and the legacy `function` (a turn of function responses) become `user`. Every other order (a first assistant message, a system message in the history, a prefill a model refuses, Mistral's orders) is reported and left alone."),
+    doc: "Anthropic takes instructions in the top-level `system`, so a role:\"system\" message is an error; two user or two assistant messages in a row, or a first assistant message, are warnings on the first-party API (which merges them) and errors under the bedrock profile, which requires strict alternation starting with user.\nGemini contents accept only the roles user and model (error): chat's `assistant`, and `tool` or `function` for the turn of function responses (\"Role 'function' is not supported. Please use a valid role: …\", dart_agent_core#34 on gemini-3.6-flash; sashiko#500, genkit#5782, inspect_ai#2377), are named so by converters and repaired to `model` and `user`; a request ending with a model turn is a warning (newer models reject it).\nOpenAI chat: an unknown role is an error; deepseek rejects `developer`; mistral rejects a user message right after a tool message and a last message from the assistant unless it has prefix: true.\nMust not flag: an OpenAI `developer` message (openai profile), mistral tool→assistant→user, an Anthropic final assistant prefill, a Gemini single turn without a role, a Bedrock alternating tool loop.\nThe code's DeepSeek text omits the row's \"`latest_reminder` at line 1 column …\" tail; Gemini's \"valid role\" text has no row in the evidence file. Responses has no role-order checks.\nBedrock Converse: roles are user and assistant, strictly alternating (Converse merges nothing); the first message is the user's except on Claude and Qwen (recorded: Claude Sonnet 4.5 accepted a history opening with the assistant; pydantic-ai documents Qwen), so give --model for those; Claude from the fifth generation (Sonnet 5) takes no final assistant prefill.\nFix: messages of one role in a row are joined (an exact copy dropped), as Anthropic's first-party API does itself (its docs: consecutive user or assistant turns are combined into one), once nothing else in the body is wrong; this keeps every block and never joins turns another fix is still moving.",
     example: r#"{
   "system": [{"text": "You are a weather assistant."}],
   "messages": [
@@ -124,7 +124,7 @@ pub(crate) const ROLE_ORDER: RuleSpec = RuleSpec {
   "toolConfig": {"tools": [{"toolSpec": {"name": "get_weather", "inputSchema": {"json": {"type": "object"}}}}]},
   "inferenceConfig": {"maxTokens": 512}
 }"#,
-    fix: Some(join_the_run),
+    fix: Some(put_the_roles_in_order),
 };
 
 pub(crate) const FUNCTION_CALL_POSITION: RuleSpec = RuleSpec {
@@ -208,7 +208,27 @@ pub(crate) fn roles_come_in_an_accepted_order(ctx: &Ctx, out: &mut Vec<Violation
                 }
             }
             Dialect::Gemini => {
-                if matches!(turn.role, Role::System | Role::Developer | Role::Other(_)) {
+                // Another API's name for a Gemini role: chat's `assistant` for the model,
+                // `tool` or the legacy `function` for the turn that answers calls.
+                let gemini_role = match turn.wire {
+                    "assistant" => Some("model"),
+                    "function" | "tool" => Some("user"),
+                    _ => None,
+                };
+                if let Some(role) = gemini_role {
+                    out.push(
+                        ctx.at_turn(
+                            Rule::RoleOrder,
+                            t,
+                            format!(
+                                "{path} has role \"{}\"; contents are \"user\" or \"model\" (this turn is Gemini's \"{role}\")",
+                                turn.wire
+                            ),
+                        )
+                        .provider(Some("Please use a valid role: user, model.".to_string()))
+                        .with_defect(Defect::ForeignRole),
+                    );
+                } else if matches!(turn.role, Role::System | Role::Developer | Role::Other(_)) {
                     out.push(
                         ctx.at_turn(
                             Rule::RoleOrder,
@@ -418,14 +438,39 @@ pub(crate) fn function_calls_follow_user_or_response(ctx: &Ctx, out: &mut Vec<Vi
 // ---------------------------------------------------------------------------------------
 // The fix.
 
+/// `role-order`: a Gemini turn under another API's name for its role gets the Gemini
+/// name; messages of one role in a row are joined ([`join_the_run`]).
+fn put_the_roles_in_order(fx: &mut Fixer, v: &Violation) {
+    match v.defect {
+        Some(Defect::ForeignRole) => give_the_turn_its_gemini_role(fx, v),
+        Some(Defect::SameRoleInARow) => join_the_run(fx, v),
+        _ => {}
+    }
+}
+
+/// A Gemini content whose role is another API's name for a Gemini role (`assistant` for
+/// `model`; `tool` or `function`, whose turn answers calls, for `user`) gets its Gemini
+/// name: which role it is is not in doubt, and nothing else of the turn changes.
+fn give_the_turn_its_gemini_role(fx: &mut Fixer, v: &Violation) {
+    let Some(t) = v.loc.turn else { return };
+    let turn = &fx.chain().turns[t];
+    let (ptr, wire) = (turn.ptr, turn.wire);
+    let role = match wire {
+        "assistant" => "model",
+        "function" | "tool" => "user",
+        _ => return,
+    };
+    if ptr.item_index().is_some() && fx.set_field(ptr, "role", Some(json!(role))) {
+        let detail = format!("wrote the role \"{wire}\" as Gemini's \"{role}\"");
+        fx.note(v.rule, v.path.clone(), "set", detail);
+    }
+}
+
 /// `role-order`, messages of one role in a row: the run becomes its first message, with
 /// the blocks of the others after its own; exact copies of the message before them are
 /// dropped rather than joined. Only when role order is all that is wrong with the body,
 /// so no other fix is moving turns in the same pass.
 fn join_the_run(fx: &mut Fixer, v: &Violation) {
-    if v.defect != Some(Defect::SameRoleInARow) {
-        return;
-    }
     if !fx.only_wrong_by(Rule::RoleOrder) {
         return;
     }

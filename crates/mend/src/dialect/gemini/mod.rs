@@ -93,7 +93,9 @@ fn map_content<'a, J: Json<'a>>(i: usize, c: J, chain: &mut Chain<'a>, out: &mut
     };
     let role = match wire_role {
         "user" => Role::User,
-        "model" => Role::Assistant,
+        // `assistant` is the model's turn under chat's name: read as what it is, so the
+        // rules judge its calls as the model's (role-order reports the name).
+        "model" | "assistant" => Role::Assistant,
         "function" | "tool" => Role::Tool,
         "system" => Role::System,
         other => Role::Other(other),
