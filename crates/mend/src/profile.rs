@@ -8,7 +8,7 @@ use crate::json::Json;
 
 use crate::chain::Ptr;
 use crate::dialect::Dialect;
-use crate::violation::{Rule, Violation};
+use crate::violation::{Defect, Rule, Violation};
 
 /// How a provider constrains tool call ids.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -88,6 +88,8 @@ pub struct Profile {
     pub known_tool_call_keys: Option<&'static [&'static str]>,
     /// Only user messages may carry `name` (xAI).
     pub name_only_on_user: bool,
+    /// A message's `name` holds no white space and none of `<|\/>` (OpenAI, Azure).
+    pub name_without_spaces: bool,
     /// Every message needs at least one content element: `""` and `[]` are refused,
     /// an assistant's with tool calls too (xAI).
     pub content_required: bool,
@@ -126,6 +128,7 @@ const BASE: Profile = Profile {
     known_message_keys: None,
     known_tool_call_keys: None,
     name_only_on_user: false,
+    name_without_spaces: false,
     content_required: false,
 };
 
@@ -135,10 +138,11 @@ pub const PROFILES: &[Profile] = &[
     Profile {
         name: "openai",
         id: ProfileId::OpenAi,
-        about: "OpenAI: chat call ids at most 40 characters, Responses call_id at most 64",
+        about: "OpenAI: chat call ids at most 40 characters, Responses call_id at most 64, message names without spaces",
         dialects: OPENAI,
         chat_call_id: CallIdForm::MaxLen(40),
         responses_call_id: CallIdForm::MaxLen(64),
+        name_without_spaces: true,
         ..BASE
     },
     Profile {
@@ -148,6 +152,7 @@ pub const PROFILES: &[Profile] = &[
         dialects: OPENAI,
         chat_call_id: CallIdForm::MaxLen(40),
         responses_call_id: CallIdForm::MaxLen(64),
+        name_without_spaces: true,
         ..BASE
     },
     Profile {
@@ -346,7 +351,8 @@ impl Profile {
     ) {
         let nothing_to_check = self.known_message_keys.is_none()
             && self.known_tool_call_keys.is_none()
-            && !self.name_only_on_user;
+            && !self.name_only_on_user
+            && !self.name_without_spaces;
         if dialect != Dialect::OpenAiChat || nothing_to_check {
             return;
         }
@@ -384,6 +390,26 @@ impl Profile {
                     .provider(Some("Only messages of role 'user' can have a name.".into())),
                 );
             }
+            // A participant's name (an agent's, LangChain's `create_agent(name=…)`) with
+            // a space in it: semantic-kernel#9340, autogen#3582, langchain#35054. The
+            // names of tool and function messages name calls and are left to them.
+            let name = m.get("name").and_then(J::str);
+            if let Some(name) = name.filter(|n| n.chars().any(name_char_refused)) {
+                if self.name_without_spaces && !matches!(role, "tool" | "function") {
+                    out.push(
+                        Violation::error(
+                            Rule::Malformed,
+                            Ptr::item("messages", i).render_with("name"),
+                            format!("messages[{i}].name `{name}` holds white space or one of `<|\\/>`, which {} refuses in a message's name", self.name),
+                        )
+                        .provider(Some(format!(
+                            "Invalid 'messages[{i}].name': string does not match pattern. Expected a string that matches the pattern '^[^\\s<|\\\\/>]+$'."
+                        )))
+                        .at_turn(i)
+                        .with_defect(Defect::MessageNameForm),
+                    );
+                }
+            }
             if let (Some(keys), Some(calls)) = (self.known_tool_call_keys, m.get("tool_calls")) {
                 for (j, c) in calls.items().enumerate() {
                     for (k, v) in c.members() {
@@ -405,6 +431,11 @@ impl Profile {
             }
         }
     }
+}
+
+/// A character OpenAI refuses in a message's `name` (its pattern `^[^\s<|\\/>]+$`).
+pub(crate) fn name_char_refused(c: char) -> bool {
+    c.is_whitespace() || matches!(c, '<' | '|' | '\\' | '/' | '>')
 }
 
 #[cfg(test)]
