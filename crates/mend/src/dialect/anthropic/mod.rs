@@ -217,6 +217,10 @@ fn map_message<'a, J: Json<'a>>(i: usize, m: J, chain: &mut Chain<'a>, out: &mut
             for (j, b) in blocks.items().enumerate() {
                 map_block(i, j, b, chain, out);
             }
+            if role != Role::Assistant {
+                let at = || (ptr.render_with("role"), format!("messages[{i}]"));
+                super::calls_outside_the_models_turn(wire_role, "assistant", at, chain, out);
+            }
         }
         Some(other) => malformed(
             out,
@@ -323,6 +327,11 @@ fn map_block<'a, J: Json<'a>>(
                             && part.get("text").and_then(J::text).is_some_and(|t| t.blank)
                     })
                 }),
+                // Absent and null are empty too: the API reads either as no content.
+                empty_error: b.get("is_error").and_then(J::as_bool) == Some(true)
+                    && b.get("content").is_none_or(|c| {
+                        c.is_null() || c.is_empty_string() || (c.is_array() && c.len() == 0)
+                    }),
             }
         }
         t if t.ends_with("_tool_result") => {
@@ -333,6 +342,7 @@ fn map_block<'a, J: Json<'a>>(
                 kind: CallKind::Server,
                 wire: chain.wire(t),
                 blank_text: false,
+                empty_error: false,
                 id_mistyped: id.mistyped,
             }
         }
