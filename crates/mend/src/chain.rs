@@ -460,6 +460,9 @@ pub struct Facts<'a> {
     pub cache_points: Vec<Ptr>,
     /// Anthropic: `cache_control` breakpoints nested inside other blocks.
     pub nested_cache_points: usize,
+    /// Anthropic: thinking and redacted_thinking blocks that carry `cache_control`, which
+    /// the API refuses there (not among `cache_points`).
+    pub cache_on_thinking: Vec<Ptr>,
     /// Responses: `store: false`, so the provider keeps no item of this exchange.
     pub store_disabled: bool,
     /// Responses: the `previous_response_id` the request continues, if any.

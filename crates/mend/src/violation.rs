@@ -107,6 +107,8 @@ pub(crate) enum Defect {
     /// Responses: a chat-completions assistant message with `tool_calls` in `input`,
     /// where each call is a `function_call` item of its own.
     ChatToolCalls,
+    /// Anthropic: `cache_control` on a thinking or redacted_thinking block.
+    CacheOnThinking,
 }
 
 impl Violation {

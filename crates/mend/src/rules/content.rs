@@ -148,7 +148,7 @@ pub(crate) const TOOLS_UNDECLARED: RuleSpec = RuleSpec {
 
 pub(crate) const CACHE_BREAKPOINTS: RuleSpec = RuleSpec {
     id: "cache-breakpoints",
-    summary: "more than four blocks carry cache_control (Anthropic allows four cache breakpoints per request)",
+    summary: "more than four blocks carry cache_control (Anthropic allows four cache breakpoints per request), or a thinking block carries one",
     dialects: &[Dialect::Anthropic],
     profiles: &[],
     severity: Severity::Error,
@@ -156,9 +156,13 @@ pub(crate) const CACHE_BREAKPOINTS: RuleSpec = RuleSpec {
         provider: "anthropic",
         text: "A maximum of 4 blocks with cache_control may be provided. Found 5.",
         source: "Anthropic.SDK#50, continue#6937, vellum-assistant#18023; Vertex too (envoyproxy/ai-gateway#1712)",
+    }, ProviderText {
+        provider: "anthropic",
+        text: "messages.16.content.0.thinking.cache_control: Extra inputs are not permitted",
+        source: "BerriAI/litellm#39815 (replayed Claude Code turns), router-for-me/CLIProxyAPI#714; no row in provider-errors.jsonl",
     }],
-    repair: Repair::Sometimes("Removes `cache_control` from the earliest breakpoints until four are left. The cache reads the request as tools, then system, then messages, and a breakpoint caches everything before it, so each removed breakpoint's prefix is still inside a later one's; only the cheaper hits on the shorter prefixes are lost. Breakpoints nested inside a tool_result's content are counted but not moved: when they alone exceed the limit, the finding stays."),
-    doc: "Anthropic counts every block that carries `cache_control` in the request (tool definitions, system blocks, message content blocks, including blocks inside a tool_result's content) and refuses more than four. Agents that mark the system prompt, the tools and the last few user turns go over as the conversation grows (continue#6937, vellum-assistant#18023).\nThe check counts the breakpoints the reader found and reports one finding at the fifth.\nMust not flag: four or fewer, `cache_control: null`.\nBedrock Converse's `cachePoint` blocks have their own limit, whose text is not recorded: not checked.",
+    repair: Repair::Sometimes("Removes `cache_control` from a thinking or redacted_thinking block (the block is then as the API sent it). Removes `cache_control` from the earliest breakpoints until four are left. The cache reads the request as tools, then system, then messages, and a breakpoint caches everything before it, so each removed breakpoint's prefix is still inside a later one's; only the cheaper hits on the shorter prefixes are lost. Breakpoints nested inside a tool_result's content are counted but not moved: when they alone exceed the limit, the finding stays."),
+    doc: "Anthropic counts every block that carries `cache_control` in the request (tool definitions, system blocks, message content blocks, including blocks inside a tool_result's content) and refuses more than four. Agents that mark the system prompt, the tools and the last few user turns go over as the conversation grows (continue#6937, vellum-assistant#18023).\nA thinking or redacted_thinking block takes no `cache_control` at all: \"messages.16.content.0.thinking.cache_control: Extra inputs are not permitted\" (BerriAI/litellm#39815, router-for-me/CLIProxyAPI#714: a cache marker put on the last block of an assistant message that was a thinking block). Such a marker is reported on its own and not counted.\nThe check counts the breakpoints the reader found and reports one finding at the fifth.\nMust not flag: four or fewer, `cache_control: null`.\nBedrock Converse's `cachePoint` blocks have their own limit, whose text is not recorded: not checked.",
     example: r#"{
   "model": "claude-sonnet-4-5",
   "max_tokens": 1024,
@@ -539,6 +543,27 @@ const MAX_CACHE_POINTS: usize = 4;
 /// Anthropic: at most four blocks carry `cache_control`.
 pub(crate) fn cache_breakpoints_fit(ctx: &Ctx, out: &mut Vec<Violation>) {
     let facts = &ctx.chain.facts;
+    for &p in &facts.cache_on_thinking {
+        let node = ctx.chain.nodes.iter().position(|n| n.ptr == p);
+        let wire = match node.map(|n| &ctx.chain.nodes[n].kind) {
+            Some(NodeKind::Reasoning { redacted: true, .. }) => "redacted_thinking",
+            _ => "thinking",
+        };
+        let (i, j) = (p.item_index().unwrap_or(0), p.sub_index().unwrap_or(0));
+        let v = Violation::error(
+            Rule::CacheBreakpoints,
+            format!("{}/cache_control", p.render()),
+            format!("the {wire} block at {p} carries cache_control; Anthropic takes no cache breakpoint on a thinking block"),
+        )
+        .provider(Some(format!(
+            "messages.{i}.content.{j}.{wire}.cache_control: Extra inputs are not permitted"
+        )))
+        .with_defect(Defect::CacheOnThinking);
+        out.push(match node {
+            Some(n) => v.at_node(n, ctx.chain.nodes[n].turn()),
+            None => v,
+        });
+    }
     let found = facts.cache_points.len() + facts.nested_cache_points;
     if found <= MAX_CACHE_POINTS {
         return;
@@ -873,7 +898,8 @@ fn reshape_the_known_defects(fx: &mut Fixer, v: &Violation) {
             | Defect::SameRoleInARow
             | Defect::ContentRequired
             | Defect::ToolInputMissing
-            | Defect::ItemIdMissing,
+            | Defect::ItemIdMissing
+            | Defect::CacheOnThinking,
         ) => {}
         Some(Defect::ChatToolMessage | Defect::ChatToolCalls | Defect::AssistantInputText) => {
             write_chat_shapes_as_responses_items(fx, v)
@@ -947,6 +973,17 @@ fn reshape_the_known_defects(fx: &mut Fixer, v: &Violation) {
 /// `cache-breakpoints`: the earliest breakpoints lose their `cache_control` until four
 /// are left (see the spec for why the earliest).
 fn keep_four_breakpoints(fx: &mut Fixer, v: &Violation) {
+    if v.defect == Some(Defect::CacheOnThinking) {
+        // The block goes back as it was received: the API never sends cache_control on
+        // one, and the signature does not cover it.
+        let Some(n) = v.loc.node else { return };
+        let ptr = fx.chain().nodes[n].ptr;
+        if fx.claim(n) && fx.set_field(ptr, "cache_control", None) {
+            let detail = "removed cache_control from the thinking block, which takes none";
+            fx.note(v.rule, v.path.clone(), "drop", detail.into());
+        }
+        return;
+    }
     let facts = &fx.chain().facts;
     let found = facts.cache_points.len() + facts.nested_cache_points;
     let surplus = found

@@ -107,6 +107,7 @@ pub(crate) fn map<'a, J: Json<'a>>(body: J, chain: &mut Chain<'a>, out: &mut Vec
 fn read_cache_points<'a, J: Json<'a>>(body: J, chain: &mut Chain) {
     let marked = |v: J| v.get("cache_control").is_some_and(|c| !c.is_null());
     let mut points = Vec::new();
+    let mut on_thinking = Vec::new();
     let mut nested = 0;
     if let Some(tools) = body.get("tools") {
         points.extend(
@@ -133,7 +134,11 @@ fn read_cache_points<'a, J: Json<'a>>(body: J, chain: &mut Chain) {
             };
             for (j, b) in blocks.items().enumerate() {
                 if marked(b) {
-                    points.push(Ptr::sub(ROOT, i, "content", j));
+                    let at = Ptr::sub(ROOT, i, "content", j);
+                    match b.get("type").and_then(J::str) {
+                        Some("thinking" | "redacted_thinking") => on_thinking.push(at),
+                        _ => points.push(at),
+                    }
                 }
                 if let Some(inner) = b.get("content") {
                     nested += inner.items().filter(|&x| marked(x)).count();
@@ -142,6 +147,7 @@ fn read_cache_points<'a, J: Json<'a>>(body: J, chain: &mut Chain) {
         }
     }
     chain.facts.cache_points = points;
+    chain.facts.cache_on_thinking = on_thinking;
     chain.facts.nested_cache_points = nested;
 }
 
