@@ -322,6 +322,9 @@ pub enum NodeKind<'a> {
         /// Its content holds a text block that is empty or only white space (Anthropic
         /// refuses one there as anywhere else).
         blank_text: bool,
+        /// An error result (Anthropic `is_error: true`) whose content is absent, `""` or
+        /// `[]`: Anthropic refuses it ("content cannot be empty if `is_error` is true").
+        empty_error: bool,
         /// The call id is there but not a string: `call_id` is `None`, the reader
         /// reported it as `malformed`, and the result is not id-less.
         id_mistyped: bool,
@@ -457,6 +460,9 @@ pub struct Facts<'a> {
     pub cache_points: Vec<Ptr>,
     /// Anthropic: `cache_control` breakpoints nested inside other blocks.
     pub nested_cache_points: usize,
+    /// Anthropic: thinking and redacted_thinking blocks that carry `cache_control`, which
+    /// the API refuses there (not among `cache_points`).
+    pub cache_on_thinking: Vec<Ptr>,
     /// Responses: `store: false`, so the provider keeps no item of this exchange.
     pub store_disabled: bool,
     /// Responses: the `previous_response_id` the request continues, if any.

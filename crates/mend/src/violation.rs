@@ -125,6 +125,8 @@ pub(crate) enum Defect {
     /// Gemini: a content of a role another API names (`assistant`, `tool`, `function`)
     /// that is a Gemini role written another way.
     ForeignRole,
+    /// Anthropic: `cache_control` on a thinking or redacted_thinking block.
+    CacheOnThinking,
 }
 
 impl Violation {

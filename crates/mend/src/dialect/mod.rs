@@ -464,7 +464,7 @@ pub(crate) fn string_id<'a, J: Json<'a>>(
 }
 
 /// A `malformed` finding for calls in the turn just read when it is not the model's
-/// (Gemini's `user` or role-less content, a Converse `user` message): only the model
+/// (Gemini's `user` or role-less content, a Converse or Anthropic `user` message): only the model
 /// calls a tool, so the turn is misread (a role lost in a store, a converter that wrote
 /// another), and the pairing rules would answer and drop around the misreading,
 /// inventing results and losing the real ones. Reported only: which role was meant is

@@ -131,6 +131,10 @@ impl Repaired {
 /// The text of a synthesized result.
 pub const INTERRUPTED: &str = "Error: this tool call was interrupted and produced no output.";
 
+/// The text an Anthropic error result (`is_error: true`) with no content is given: the
+/// API refuses it empty, and that it failed is all that is known of it.
+pub const ERROR_WITHOUT_OUTPUT: &str = "Error: the tool failed and gave no output.";
+
 /// Google's documented placeholder for function calls that have no real thought signature
 /// (history from another model or client).
 pub const SKIP_SIGNATURE: &str = "skip_thought_signature_validator";

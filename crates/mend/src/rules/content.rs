@@ -6,7 +6,7 @@ use serde_json::{json, Value};
 
 use crate::chain::{NodeKind, Role};
 use crate::dialect::Dialect;
-use crate::repair::Fixer;
+use crate::repair::{Fixer, ERROR_WITHOUT_OUTPUT};
 use crate::violation::{Defect, Rule, Severity, Violation};
 
 use super::{Ctx, ProviderText, Repair, RuleSpec};
@@ -74,6 +74,11 @@ pub(crate) const EMPTY_CONTENT: RuleSpec = RuleSpec {
             source: "agentjido/req_llm#711 (claude-sonnet-4-5, 2026), BoltAI/BoltAI#165, BerriAI/litellm#28706; no row in provider-errors.jsonl",
         },
         ProviderText {
+            provider: "anthropic",
+            text: "messages.4.content.0.tool_result: content cannot be empty if `is_error` is true",
+            source: "jlevy/markform#153 (claude-haiku-4-5 and sonnet-4-5, content [] or \"\", 2026); the same text from Claude on Bedrock for TRAE's `\"content\": \"\"` and from the Claude Agent SDK's permission-timeout result (`content=''`); no row in provider-errors.jsonl",
+        },
+        ProviderText {
             provider: "gemini",
             text: "contents is not specified",
             source: "provider-errors.jsonl gemini-10",
@@ -84,8 +89,8 @@ pub(crate) const EMPTY_CONTENT: RuleSpec = RuleSpec {
             source: "provider-errors.jsonl bedrock_converse-11",
         },
     ],
-    repair: Repair::Sometimes("Drops an empty or blank text block, an empty Gemini part, or a message with no content; in OpenAI chat, a null content on a user/system/tool message becomes \"\"; a Gemini part that kept only its thought signature gets an empty text so the signature survives; blank text blocks inside an Anthropic tool_result go, and its content with them when nothing else is left (the content is optional). An empty history (messages: [] or no contents) and a blank Anthropic system block are reported and left alone."),
-    doc: "Anthropic rejects any message with empty content except an optional final assistant message, and any text block that is empty or white space only, in the messages, inside a tool_result's content (an empty tool output written as text: anthropic-06, nanobot#949) or in a `system` array (a `system` string is not judged); Gemini rejects a turn with no parts, a turn of only empty text parts, and a part that sets none of its data fields; OpenAI rejects a null content on user/system/tool messages and on an assistant message without tool calls; all three reject an empty history.\nMust not flag: an OpenAI assistant message with null content and tool_calls, a user content of \"\" (accepted), an Anthropic image-only user message, a tool_use-only assistant message, an empty final assistant message, a Gemini part that is an empty text carrying a thought signature.\nResponses has no such check. The catalog line says (anthropic, gemini) but the code checks OpenAI chat as well.\nFix: drop what is empty, keep signatures, set null to \"\"; an empty history cannot be filled without inventing a message.\nBedrock Converse: a blank text block anywhere (white space counts), and a message with no content blocks; the text for an empty list is not recorded. An empty toolResult content is the tool's output and is not flagged.\nUnder the xai profile: a message whose content is an empty list, or an empty string on a message without tool calls (openai_chat-31, crush#964); an assistant tool-call message with content \"\" is what xAI returns itself and is not flagged, nor is null. Reported only: no content to put there is known.",
+    repair: Repair::Sometimes("Drops an empty or blank text block, an empty Gemini part, or a message with no content; in OpenAI chat, a null content on a user/system/tool message becomes \"\"; a Gemini part that kept only its thought signature gets an empty text so the signature survives; blank text blocks inside an Anthropic tool_result go, and its content with them when nothing else is left (the content is optional), but an error tool_result (`is_error: true`) left with no content, or given none, gets the text \"Error: the tool failed and gave no output.\" and stays an error. An empty history (messages: [] or no contents) and a blank Anthropic system block are reported and left alone."),
+    doc: "Anthropic rejects any message with empty content except an optional final assistant message, and any text block that is empty or white space only, in the messages, inside a tool_result's content (an empty tool output written as text: anthropic-06, nanobot#949) or in a `system` array (a `system` string is not judged), and an error tool_result (`is_error: true`) whose content is absent, null, \"\" or [] (markform#153: a failed or refused tool reported with nothing; a non-error tool_result may be empty); Gemini rejects a turn with no parts, a turn of only empty text parts, and a part that sets none of its data fields; OpenAI rejects a null content on user/system/tool messages and on an assistant message without tool calls; all three reject an empty history.\nMust not flag: an OpenAI assistant message with null content and tool_calls, a user content of \"\" (accepted), an Anthropic image-only user message, a tool_use-only assistant message, an empty final assistant message, a Gemini part that is an empty text carrying a thought signature.\nResponses has no such check. The catalog line says (anthropic, gemini) but the code checks OpenAI chat as well.\nFix: drop what is empty, keep signatures, set null to \"\"; an empty history cannot be filled without inventing a message.\nBedrock Converse: a blank text block anywhere (white space counts), and a message with no content blocks; the text for an empty list is not recorded. An empty toolResult content is the tool's output and is not flagged.\nUnder the xai profile: a message whose content is an empty list, or an empty string on a message without tool calls (openai_chat-31, crush#964); an assistant tool-call message with content \"\" is what xAI returns itself and is not flagged, nor is null. Reported only: no content to put there is known.",
     example: r#"{
   "model": "claude-sonnet-4-20250514",
   "max_tokens": 1024,
@@ -143,7 +148,7 @@ pub(crate) const TOOLS_UNDECLARED: RuleSpec = RuleSpec {
 
 pub(crate) const CACHE_BREAKPOINTS: RuleSpec = RuleSpec {
     id: "cache-breakpoints",
-    summary: "more than four blocks carry cache_control (Anthropic allows four cache breakpoints per request)",
+    summary: "more than four blocks carry cache_control (Anthropic allows four cache breakpoints per request), or a thinking block carries one",
     dialects: &[Dialect::Anthropic],
     profiles: &[],
     severity: Severity::Error,
@@ -151,9 +156,13 @@ pub(crate) const CACHE_BREAKPOINTS: RuleSpec = RuleSpec {
         provider: "anthropic",
         text: "A maximum of 4 blocks with cache_control may be provided. Found 5.",
         source: "Anthropic.SDK#50, continue#6937, vellum-assistant#18023; Vertex too (envoyproxy/ai-gateway#1712)",
+    }, ProviderText {
+        provider: "anthropic",
+        text: "messages.16.content.0.thinking.cache_control: Extra inputs are not permitted",
+        source: "BerriAI/litellm#39815 (replayed Claude Code turns), router-for-me/CLIProxyAPI#714; no row in provider-errors.jsonl",
     }],
-    repair: Repair::Sometimes("Removes `cache_control` from the earliest breakpoints until four are left. The cache reads the request as tools, then system, then messages, and a breakpoint caches everything before it, so each removed breakpoint's prefix is still inside a later one's; only the cheaper hits on the shorter prefixes are lost. Breakpoints nested inside a tool_result's content are counted but not moved: when they alone exceed the limit, the finding stays."),
-    doc: "Anthropic counts every block that carries `cache_control` in the request (tool definitions, system blocks, message content blocks, including blocks inside a tool_result's content) and refuses more than four. Agents that mark the system prompt, the tools and the last few user turns go over as the conversation grows (continue#6937, vellum-assistant#18023).\nThe check counts the breakpoints the reader found and reports one finding at the fifth.\nMust not flag: four or fewer, `cache_control: null`.\nBedrock Converse's `cachePoint` blocks have their own limit, whose text is not recorded: not checked.",
+    repair: Repair::Sometimes("Removes `cache_control` from a thinking or redacted_thinking block (the block is then as the API sent it). Removes `cache_control` from the earliest breakpoints until four are left. The cache reads the request as tools, then system, then messages, and a breakpoint caches everything before it, so each removed breakpoint's prefix is still inside a later one's; only the cheaper hits on the shorter prefixes are lost. Breakpoints nested inside a tool_result's content are counted but not moved: when they alone exceed the limit, the finding stays."),
+    doc: "Anthropic counts every block that carries `cache_control` in the request (tool definitions, system blocks, message content blocks, including blocks inside a tool_result's content) and refuses more than four. Agents that mark the system prompt, the tools and the last few user turns go over as the conversation grows (continue#6937, vellum-assistant#18023).\nA thinking or redacted_thinking block takes no `cache_control` at all: \"messages.16.content.0.thinking.cache_control: Extra inputs are not permitted\" (BerriAI/litellm#39815, router-for-me/CLIProxyAPI#714: a cache marker put on the last block of an assistant message that was a thinking block). Such a marker is reported on its own and not counted.\nThe check counts the breakpoints the reader found and reports one finding at the fifth.\nMust not flag: four or fewer, `cache_control: null`.\nBedrock Converse's `cachePoint` blocks have their own limit, whose text is not recorded: not checked.",
     example: r#"{
   "model": "claude-sonnet-4-5",
   "max_tokens": 1024,
@@ -268,7 +277,7 @@ pub(crate) const MALFORMED: RuleSpec = RuleSpec {
         },
     ],
     repair: Repair::Sometimes("Removes an empty tool_calls array from an OpenAI chat assistant message, writes a chat call's `function.arguments` object as its JSON text, and trims trailing white space from a final Anthropic assistant prefill. Every other shape problem is reported and left alone, and while a history item's shape is unreadable no other rule's fix runs either: what they found may be a misreading of it (a numeric call id read as none, a `tool_calls` object as no calls). A body with no history at all (not an object, or no history key) is a usage error for the CLI (exit 2); a history key of the wrong type is this finding. Converse: a toolUse input given as its JSON text becomes the object; a toolResult json value that is not an object is sent as text. Responses: a chat `tool` message becomes the function_call_output item it stands for, a chat message's `tool_calls` become function_call items (its text stays a message), an assistant's input_text part becomes output_text, and a chat `text` part becomes input_text (output_text in an assistant's message) and a chat `image_url` part input_image. Anthropic: an OpenAI `image_url` (or Responses `input_image`) part given by a data URL of an image type or an http(s) URL becomes an `image` block, an `input_text` / `output_text` part a `text` block. OpenAI chat: a tool call without `type` gets the type of the object it holds (\"function\"); one without `function.arguments` is reported only; under the openai and azure profiles a message's `name` with white space or `<|\\/>` in it has each such character written as `_`."),
-    doc: "Each dialect reader reports shapes it cannot read (a value of the wrong type, a block or part without its type, a missing required field) as malformed with a JSON pointer, instead of failing.\nAlso reported here: an OpenAI chat `tool_calls: []` and an empty function name, an Anthropic final assistant prefill ending in white space, and under strict profiles the fields a provider rejects: groq and cerebras unknown message fields (e.g. reasoning_content, timestamp), fireworks unknown tool call fields, xai a name on a non-user message.\nMust not flag: unknown fields under the generic profile (kept verbatim), Anthropic document and image blocks, Gemini fileData and code-execution parts, Responses input as a plain string.\nThe code quotes Groq's wording for Cerebras too; the Cerebras row (openai_chat-33) reads \"messages.2.assistant.reasoning_content: property '…' is unsupported\". The empty tool_calls row (openai_chat-08) matches but is not quoted (the finding has no provider text).\nFix: only the two safe edits above; everything else needs the client fixed.\nBedrock Converse: a content block is a union that sets exactly one member (text, toolUse, toolResult, reasoningContent, image, document, video, cachePoint, guardContent, citationsContent); content is always a list; reasoningContent is reasoningText {text, signature} or redactedContent.\nOpenAI chat also: `function.arguments` that is not a string (an object stored parsed: OpenAI's type error, its wording for wrong types; repair writes the JSON text), and content parts of another dialect (Anthropic tool_use, tool_result, thinking, server tool blocks; Responses input_text, output_text, input_image, input_file, function_call) with OpenAI's enum error wording (the exact text for these types is not recorded; qwen-code#1888 shows a compatible API's instance). Types chat-compatible APIs add (video_url, document_url, ...) are not flagged.\nAnthropic also: a missing or non-integer `max_tokens` (\"max_tokens: Field required\", the API's validation wording; every deployment, Vertex and Bedrock InvokeModel included, requires it). Reported, never filled in: the limit is the caller's choice.\nConverse also: a `toolUse.input` that is not an object (vercel/ai#19023; repair writes the object when the string is its JSON text, else reports) and a toolResult `json` member that is not an object (haystack-core-integrations#3766, aws-sdk-js-v3#7330; repair sends the value as text), both answered \"The format of the value at … is invalid. Provide a json object for the field and try again.\"\nAnthropic also: a tool_use (or server tool) input that is not an object (\"messages.N.content.M.tool_use.input: Input should be a valid dictionary\", claude-code#6696, anthropic-sdk-typescript#648); repaired like Converse's.\nGemini also: `functionCall.args` and `functionResponse.response` are protobuf Structs, so a string, number or list there is refused (\"Invalid value at '…function_response.response' (type.googleapis.com/google.protobuf.Struct)\", AstrBot#7216; a list: \"Proto field is not repeating, cannot start list.\", vercel/ai#3589, symfony/ai#2040); repair writes args given as their JSON text as the object, and puts a non-object response under `result`, as Google's SDKs do.\nOpenAI also: a tool's output given as an object (chat `tool` content, Responses `function_call_output.output`): \"Invalid type for 'messages[2].content': expected one of a string or array of objects, but got an object instead.\" (paperless-ai#748, nanobot#1344); repair writes its JSON text. Any other message's object content is reported only.\nEvery dialect also: a call's or result's id that is not a string (chat `tool_calls[].id` and `tool_call_id`, Responses `call_id`, Anthropic `id` and `tool_use_id` of client, server and MCP tool blocks, Converse `toolUseId`, Gemini's optional `functionCall.id` and `functionResponse.id`, Responses `approval_request_id`) and a Responses item's own `id` (`fc_…`, `msg_…`, `rs_…`, a server call's): \"… is a number but must be a string\" at the id's pointer, the one finding (the chain marks the id as there, `id_mistyped`, so no rule also calls the call or result id-less). Null is no id. The call and its results are there, unreadable, so nothing is repaired while it stands.\nAnthropic also: a `tool_use` block without `input` (\"messages.1.content.1.tool_use.input: Field required\": a serializer that leaves out an empty value, go-anthropic#67, mastra#11376, gptel#1281). Reported only: the arguments are not known (`{}` is the usual loss, not the only one); the other rules still run.\nResponses also: a server tool call item (`web_search_call`, `file_search_call`, `code_interpreter_call`, `image_generation_call`, `mcp_call`, `mcp_list_tools`) sent back without its own `id`, which OpenAI's reference marks required (\"Missing required parameter: 'input[42].id'.\", openai/codex#6926 and #6725, #6934, #6937: web search items a coding agent sent back without their ids). Reported only: the id is the one the provider gave; the other rules still run.\nResponses also: a `function_call_output` or `custom_tool_call_output` without its required `output` (or a null one), the shape a store that drops empty strings leaves: \"Missing required parameter: 'input[2].output'.\", OpenAI's wording for a missing field (the exact row is not recorded; vLLM's Responses server refuses the same item, vllm#41355). Repair sets it to an empty string, as chat's null tool content is sent: the output is not known, and an empty one says no more than the item did.\nGemini also: functionCall parts in a content that is not the model's (role `user`, or no role, which Gemini reads as the user's): the turn is misread (a role lost in a store or by a converter), so it is reported at its `role` and left, and no other rule's fix runs on it: answering and dropping around a misread turn would invent results and lose the real responses.\nResponses also: chat-completions shapes in `input` (a history carried over from chat): a `tool` message (\"Invalid value: 'tool'. Supported values are: 'assistant', 'system', 'developer', and 'user'.\", opencode#10803), an assistant message's `tool_calls` (\"Unknown parameter: 'input[3].tool_calls'.\", openai-python#2677), read as the results and calls they are so pairing judges them; and an `input_text` part in an assistant message (\"Invalid value: 'input_text'. Supported values are: 'output_text' and 'refusal'.\", openhuman#3624). Repair writes each as the items the API takes, nothing dropped, when the ids, names and outputs read as such; a tool message without its `tool_call_id` is reported only.\nResponses also: chat-completions content parts in a message (`text`, `image_url`: PraisonAI#3934, \"Invalid value: 'text'. Supported values are: 'input_text', 'input_image', …\"); repair writes `text` as `input_text` (`output_text` in an assistant's message) and `image_url` as `input_image` with its URL and detail; an image in an assistant's message is reported only (an assistant message takes no image part).\nAnthropic also: content parts of another API (OpenAI chat's `image_url`, `input_audio`, `refusal`; the Responses API's `input_text`, `output_text`, `input_image`, `input_file`, `summary_text`, `function_call`, `function_call_output`; the AI SDK's `reasoning`, `tool-call`, `tool-result`, `file`): \"Input tag 'image_url' found using 'type' does not match any of the expected tags: …\" (AstrBot#4444). Repair writes a text part as a `text` block and an image given by a data URL (jpeg, png, gif, webp) or an http(s) URL as an `image` block; the others are reported only. Types the Messages API adds are not in the list, so they are never flagged.\nOpenAI chat also: a tool call without `type` (\"Missing required parameter: 'messages[2].tool_calls[0].type'.\", langchain-azure#35), set from the object it holds; a tool call whose `function` has no `arguments` (\"Missing required parameter: 'messages[1].tool_calls[1].function.arguments'\", mcphost#117; DeepSeek's \"missing field `arguments`\", neuron-ai#498), reported only: what the arguments were is not known; the other rules still run.\nOpenAI chat also, under the openai and azure profiles: a participant's `name` (user, assistant, system, developer) with white space or one of `<|\\/>` (\"Invalid 'messages[2].name': string does not match pattern. Expected a string that matches the pattern '^[^\\s<|\\\\/>]+$'.\", langchain#35054; the older `^[a-zA-Z0-9_-]+$` in semantic-kernel#9340, autogen#3582): an agent's name kept on its messages. Repair writes each refused character as `_`; tool and function messages' names are not checked (they name calls).",
+    doc: "Each dialect reader reports shapes it cannot read (a value of the wrong type, a block or part without its type, a missing required field) as malformed with a JSON pointer, instead of failing.\nAlso reported here: an OpenAI chat `tool_calls: []` and an empty function name, an Anthropic final assistant prefill ending in white space, and under strict profiles the fields a provider rejects: groq and cerebras unknown message fields (e.g. reasoning_content, timestamp), fireworks unknown tool call fields, xai a name on a non-user message.\nMust not flag: unknown fields under the generic profile (kept verbatim), Anthropic document and image blocks, Gemini fileData and code-execution parts, Responses input as a plain string.\nThe code quotes Groq's wording for Cerebras too; the Cerebras row (openai_chat-33) reads \"messages.2.assistant.reasoning_content: property '…' is unsupported\". The empty tool_calls row (openai_chat-08) matches but is not quoted (the finding has no provider text).\nFix: only the two safe edits above; everything else needs the client fixed.\nBedrock Converse: a content block is a union that sets exactly one member (text, toolUse, toolResult, reasoningContent, image, document, video, cachePoint, guardContent, citationsContent); content is always a list; reasoningContent is reasoningText {text, signature} or redactedContent.\nOpenAI chat also: `function.arguments` that is not a string (an object stored parsed: OpenAI's type error, its wording for wrong types; repair writes the JSON text), and content parts of another dialect (Anthropic tool_use, tool_result, thinking, server tool blocks; Responses input_text, output_text, input_image, input_file, function_call) with OpenAI's enum error wording (the exact text for these types is not recorded; qwen-code#1888 shows a compatible API's instance). Types chat-compatible APIs add (video_url, document_url, ...) are not flagged.\nAnthropic also: a missing or non-integer `max_tokens` (\"max_tokens: Field required\", the API's validation wording; every deployment, Vertex and Bedrock InvokeModel included, requires it). Reported, never filled in: the limit is the caller's choice.\nConverse also: a `toolUse.input` that is not an object (vercel/ai#19023; repair writes the object when the string is its JSON text, else reports) and a toolResult `json` member that is not an object (haystack-core-integrations#3766, aws-sdk-js-v3#7330; repair sends the value as text), both answered \"The format of the value at … is invalid. Provide a json object for the field and try again.\"\nAnthropic also: a tool_use (or server tool) input that is not an object (\"messages.N.content.M.tool_use.input: Input should be a valid dictionary\", claude-code#6696, anthropic-sdk-typescript#648); repaired like Converse's.\nGemini also: `functionCall.args` and `functionResponse.response` are protobuf Structs, so a string, number or list there is refused (\"Invalid value at '…function_response.response' (type.googleapis.com/google.protobuf.Struct)\", AstrBot#7216; a list: \"Proto field is not repeating, cannot start list.\", vercel/ai#3589, symfony/ai#2040); repair writes args given as their JSON text as the object, and puts a non-object response under `result`, as Google's SDKs do.\nOpenAI also: a tool's output given as an object (chat `tool` content, Responses `function_call_output.output`): \"Invalid type for 'messages[2].content': expected one of a string or array of objects, but got an object instead.\" (paperless-ai#748, nanobot#1344); repair writes its JSON text. Any other message's object content is reported only.\nEvery dialect also: a call's or result's id that is not a string (chat `tool_calls[].id` and `tool_call_id`, Responses `call_id`, Anthropic `id` and `tool_use_id` of client, server and MCP tool blocks, Converse `toolUseId`, Gemini's optional `functionCall.id` and `functionResponse.id`, Responses `approval_request_id`) and a Responses item's own `id` (`fc_…`, `msg_…`, `rs_…`, a server call's): \"… is a number but must be a string\" at the id's pointer, the one finding (the chain marks the id as there, `id_mistyped`, so no rule also calls the call or result id-less). Null is no id. The call and its results are there, unreadable, so nothing is repaired while it stands.\nAnthropic also: a `tool_use` block without `input` (\"messages.1.content.1.tool_use.input: Field required\": a serializer that leaves out an empty value, go-anthropic#67, mastra#11376, gptel#1281). Reported only: the arguments are not known (`{}` is the usual loss, not the only one); the other rules still run.\nResponses also: a server tool call item (`web_search_call`, `file_search_call`, `code_interpreter_call`, `image_generation_call`, `mcp_call`, `mcp_list_tools`) sent back without its own `id`, which OpenAI's reference marks required (\"Missing required parameter: 'input[42].id'.\", openai/codex#6926 and #6725, #6934, #6937: web search items a coding agent sent back without their ids). Reported only: the id is the one the provider gave; the other rules still run.\nResponses also: a `function_call_output` or `custom_tool_call_output` without its required `output` (or a null one), the shape a store that drops empty strings leaves: \"Missing required parameter: 'input[2].output'.\", OpenAI's wording for a missing field (the exact row is not recorded; vLLM's Responses server refuses the same item, vllm#41355). Repair sets it to an empty string, as chat's null tool content is sent: the output is not known, and an empty one says no more than the item did.\nGemini, Converse and Anthropic also: tool calls in a turn that is not the model's (a Gemini content of role `user` or with no role, which Gemini reads as the user's; a Converse or Anthropic `user` message): the turn is misread (a role lost in a store or rewritten by a converter), so it is reported at its `role` and left, and no other rule's fix runs on it: answering and dropping around a misread turn would invent results and lose the real ones. (Results in the model's turn are tool-result-not-adjacent's: they answer their calls by id, so moving them guesses nothing.)\nResponses also: chat-completions shapes in `input` (a history carried over from chat): a `tool` message (\"Invalid value: 'tool'. Supported values are: 'assistant', 'system', 'developer', and 'user'.\", opencode#10803), an assistant message's `tool_calls` (\"Unknown parameter: 'input[3].tool_calls'.\", openai-python#2677), read as the results and calls they are so pairing judges them; and an `input_text` part in an assistant message (\"Invalid value: 'input_text'. Supported values are: 'output_text' and 'refusal'.\", openhuman#3624). Repair writes each as the items the API takes, nothing dropped, when the ids, names and outputs read as such; a tool message without its `tool_call_id` is reported only.\nResponses also: chat-completions content parts in a message (`text`, `image_url`: PraisonAI#3934, \"Invalid value: 'text'. Supported values are: 'input_text', 'input_image', …\"); repair writes `text` as `input_text` (`output_text` in an assistant's message) and `image_url` as `input_image` with its URL and detail; an image in an assistant's message is reported only (an assistant message takes no image part).\nAnthropic also: content parts of another API (OpenAI chat's `image_url`, `input_audio`, `refusal`; the Responses API's `input_text`, `output_text`, `input_image`, `input_file`, `summary_text`, `function_call`, `function_call_output`; the AI SDK's `reasoning`, `tool-call`, `tool-result`, `file`): \"Input tag 'image_url' found using 'type' does not match any of the expected tags: …\" (AstrBot#4444). Repair writes a text part as a `text` block and an image given by a data URL (jpeg, png, gif, webp) or an http(s) URL as an `image` block; the others are reported only. Types the Messages API adds are not in the list, so they are never flagged.\nOpenAI chat also: a tool call without `type` (\"Missing required parameter: 'messages[2].tool_calls[0].type'.\", langchain-azure#35), set from the object it holds; a tool call whose `function` has no `arguments` (\"Missing required parameter: 'messages[1].tool_calls[1].function.arguments'\", mcphost#117; DeepSeek's \"missing field `arguments`\", neuron-ai#498), reported only: what the arguments were is not known; the other rules still run.\nOpenAI chat also, under the openai and azure profiles: a participant's `name` (user, assistant, system, developer) with white space or one of `<|\\/>` (\"Invalid 'messages[2].name': string does not match pattern. Expected a string that matches the pattern '^[^\\s<|\\\\/>]+$'.\", langchain#35054; the older `^[a-zA-Z0-9_-]+$` in semantic-kernel#9340, autogen#3582): an agent's name kept on its messages. Repair writes each refused character as `_`; tool and function messages' names are not checked (they name calls).",
     example: r#"{
   "model": "gpt-4o",
   "messages": [
@@ -423,23 +432,32 @@ fn anthropic_message_is_not_empty(ctx: &Ctx, t: usize, is_last: bool, out: &mut 
             );
     } else if !final_assistant {
         for (k, n) in nodes.iter().enumerate() {
-            let message = match n.kind {
-                NodeKind::Text { blank: true } => {
-                    format!("the text at {} is empty or only white space", n.ptr)
-                }
+            let blank = "messages: text content blocks must be non-empty";
+            let (message, provider) = match n.kind {
+                NodeKind::Text { blank: true } => (
+                    format!("the text at {} is empty or only white space", n.ptr),
+                    blank.to_string(),
+                ),
                 NodeKind::Result {
                     blank_text: true, ..
-                } => format!(
+                } => (format!(
                     "the tool_result at {} holds a text block that is empty or only white space (an empty tool output written as text)",
                     n.ptr
-                ),
+                ), blank.to_string()),
+                NodeKind::Result {
+                    empty_error: true, ..
+                } => (format!(
+                    "the tool_result at {} is an error (`is_error: true`) with no content",
+                    n.ptr
+                ), format!(
+                    "messages.{ix}.content.{}.tool_result: content cannot be empty if `is_error` is true",
+                    n.ptr.sub_index().unwrap_or(0)
+                )),
                 _ => continue,
             };
             out.push(
                 ctx.at_node(Rule::EmptyContent, turn.first() + k, message)
-                    .provider(Some(
-                        "messages: text content blocks must be non-empty".into(),
-                    )),
+                    .provider(Some(provider)),
             );
         }
     }
@@ -550,6 +568,27 @@ const MAX_CACHE_POINTS: usize = 4;
 /// Anthropic: at most four blocks carry `cache_control`.
 pub(crate) fn cache_breakpoints_fit(ctx: &Ctx, out: &mut Vec<Violation>) {
     let facts = &ctx.chain.facts;
+    for &p in &facts.cache_on_thinking {
+        let node = ctx.chain.nodes.iter().position(|n| n.ptr == p);
+        let wire = match node.map(|n| &ctx.chain.nodes[n].kind) {
+            Some(NodeKind::Reasoning { redacted: true, .. }) => "redacted_thinking",
+            _ => "thinking",
+        };
+        let (i, j) = (p.item_index().unwrap_or(0), p.sub_index().unwrap_or(0));
+        let v = Violation::error(
+            Rule::CacheBreakpoints,
+            format!("{}/cache_control", p.render()),
+            format!("the {wire} block at {p} carries cache_control; Anthropic takes no cache breakpoint on a thinking block"),
+        )
+        .provider(Some(format!(
+            "messages.{i}.content.{j}.{wire}.cache_control: Extra inputs are not permitted"
+        )))
+        .with_defect(Defect::CacheOnThinking);
+        out.push(match node {
+            Some(n) => v.at_node(n, ctx.chain.nodes[n].turn()),
+            None => v,
+        });
+    }
     let found = facts.cache_points.len() + facts.nested_cache_points;
     if found <= MAX_CACHE_POINTS {
         return;
@@ -638,11 +677,14 @@ fn fill_or_drop_the_empty(fx: &mut Fixer, v: &Violation) {
             NodeKind::Result {
                 blank_text: true,
                 ..
+            } | NodeKind::Result {
+                empty_error: true,
+                ..
             }
         )
     });
     if let Some(n) = result {
-        drop_blank_text_of_result(fx, v, n);
+        empty_the_blank_result(fx, v, n);
     } else if let Some(n) = signed_part {
         let ptr = chain.nodes[n].ptr;
         if ptr.sub_index().is_some() && fx.claim(n) && fx.set_field(ptr, "text", Some(json!(""))) {
@@ -678,12 +720,11 @@ fn fill_or_drop_the_empty(fx: &mut Fixer, v: &Violation) {
 
 /// An Anthropic tool_result whose content holds blank text blocks: those blocks go, and
 /// the content with them when nothing else is left (a tool_result's content is optional:
-/// a tool that printed nothing answered with nothing).
-fn drop_blank_text_of_result(fx: &mut Fixer, v: &Violation, n: usize) {
+/// a tool that printed nothing answered with nothing). An error result (`is_error: true`)
+/// cannot be empty: one with nothing left, or nothing to begin with, says it failed
+/// ([`ERROR_WITHOUT_OUTPUT`]), in the content's own shape, and stays an error.
+fn empty_the_blank_result(fx: &mut Fixer, v: &Violation, n: usize) {
     let Some(Value::Object(block)) = fx.value_of(n) else {
-        return;
-    };
-    let Some(Value::Array(parts)) = block.get("content") else {
         return;
     };
     let blank = |p: &Value| {
@@ -692,18 +733,48 @@ fn drop_blank_text_of_result(fx: &mut Fixer, v: &Violation, n: usize) {
                 .and_then(Value::as_str)
                 .is_some_and(|t| t.trim().is_empty())
     };
-    let kept: Vec<Value> = parts.iter().filter(|p| !blank(p)).cloned().collect();
-    let dropped = parts.len() - kept.len();
+    let is_error = block.get("is_error") == Some(&Value::Bool(true));
+    let parts = block.get("content").and_then(Value::as_array);
+    let kept: Vec<Value> = parts
+        .into_iter()
+        .flatten()
+        .filter(|p| !blank(p))
+        .cloned()
+        .collect();
+    let dropped = parts.map_or(0, Vec::len) - kept.len();
     let mut new = block.clone();
-    let detail = if kept.is_empty() {
-        new.shift_remove("content");
-        format!("dropped the tool_result's content, {dropped} empty text block(s) and nothing else")
-    } else {
+    let (action, detail) = if !kept.is_empty() {
         new.insert("content".into(), Value::Array(kept));
-        format!("dropped {dropped} empty text block(s) from the tool_result's content")
+        let detail =
+            format!("dropped {dropped} empty text block(s) from the tool_result's content");
+        ("drop", detail)
+    } else if is_error {
+        // In the content's own shape: a list stays a list.
+        let text = match parts {
+            Some(_) => json!([{"type": "text", "text": ERROR_WITHOUT_OUTPUT}]),
+            None => json!(ERROR_WITHOUT_OUTPUT),
+        };
+        new.insert("content".into(), text);
+        let had = if dropped > 0 {
+            "left with"
+        } else {
+            "which had"
+        };
+        let detail = format!(
+            "gave the error tool_result, {had} no content, the text \"{ERROR_WITHOUT_OUTPUT}\""
+        );
+        ("set", detail)
+    } else if dropped > 0 {
+        new.shift_remove("content");
+        let detail = format!(
+            "dropped the tool_result's content, {dropped} empty text block(s) and nothing else"
+        );
+        ("drop", detail)
+    } else {
+        return;
     };
     if fx.claim(n) {
-        fx.replace_node(n, Value::Object(new), v, "drop", detail);
+        fx.replace_node(n, Value::Object(new), v, action, detail);
     }
 }
 
@@ -870,6 +941,7 @@ fn reshape_the_known_defects(fx: &mut Fixer, v: &Violation) {
             | Defect::ToolInputMissing
             | Defect::ArgumentsMissing
             | Defect::ItemIdMissing
+            | Defect::CacheOnThinking
             // Other rules' findings: never `malformed`'s.
             | Defect::CallNameForm
             | Defect::ForeignRole,
@@ -993,6 +1065,17 @@ fn reshape_the_known_defects(fx: &mut Fixer, v: &Violation) {
 /// `cache-breakpoints`: the earliest breakpoints lose their `cache_control` until four
 /// are left (see the spec for why the earliest).
 fn keep_four_breakpoints(fx: &mut Fixer, v: &Violation) {
+    if v.defect == Some(Defect::CacheOnThinking) {
+        // The block goes back as it was received: the API never sends cache_control on
+        // one, and the signature does not cover it.
+        let Some(n) = v.loc.node else { return };
+        let ptr = fx.chain().nodes[n].ptr;
+        if fx.claim(n) && fx.set_field(ptr, "cache_control", None) {
+            let detail = "removed cache_control from the thinking block, which takes none";
+            fx.note(v.rule, v.path.clone(), "drop", detail.into());
+        }
+        return;
+    }
     let facts = &fx.chain().facts;
     let found = facts.cache_points.len() + facts.nested_cache_points;
     let surplus = found

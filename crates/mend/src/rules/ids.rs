@@ -171,9 +171,9 @@ pub(crate) fn call_ids_have_the_providers_form(ctx: &Ctx, out: &mut Vec<Violatio
             (Dialect::Anthropic, _) if !id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-') => Some((
                 format!("tool id `{id}` has characters outside a-z, A-Z, 0-9, `_` and `-`"),
                 Some(format!(
-                    "messages.{turn_ix}.content.{}.{}.id: String should match pattern '^[a-zA-Z0-9_-]+$'",
+                    "messages.{turn_ix}.content.{}.{wire}.{}: String should match pattern '^[a-zA-Z0-9_-]+$'",
                     ctx.node_sub(n).unwrap_or(0),
-                    if is_call { "tool_use" } else { "tool_result" }
+                    if is_call { "id" } else { "tool_use_id" }
                 )),
             )),
             (Dialect::OpenAiChat, CallIdForm::MaxLen(max)) if is_call && longer_than(id, max) => Some((

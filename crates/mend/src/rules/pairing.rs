@@ -222,7 +222,8 @@ pub(crate) const TOOL_RESULT_NOT_ADJACENT: RuleSpec = RuleSpec {
         },
     ],
     repair: Repair::Always("Moves the result next to its call: into the run of tool messages right after the assistant message (chat), to the start of the next user message (Anthropic), or into the next turn (Gemini), creating that turn if needed. A result whose call cannot be found is left to tool-result-without-call."),
-    doc: "OpenAI chat wants a call's tool messages in the run right after the assistant message that made it; Anthropic wants the `tool_result` blocks at the very start of the next user message, before any text; Gemini wants the function response in the very next turn. Responses accepts outputs anywhere after the call, so this rule does not apply there (DeepSeek's stricter Responses placement is reported as tool-call-without-result).\nThe check pairs each result with its call and then tests the placement; a result that answers no call is tool-result-without-call instead.\nMust not flag: Anthropic results in another order than the calls, results followed by text in the same user message, a chat system message after a complete run of results, a second result after the first in the same run.\nOpenAI and Mistral answer a misplaced result with their unanswered-call texts (openai_chat-02, openai_chat-10; the evidence file files those under tool-call-without-result), and Anthropic with anthropic-14 (also filed under tool-call-without-result). Only openai_chat-41 (MiniMax) and gemini-09 are filed under this rule.\nFix: move the result to where it belongs; a text or message left empty by the move is dropped by empty-content.\nBedrock Converse: results go in the user message right after the call's message, anywhere in it (text beside them is accepted: recorded for Claude, Nova, Llama 4 and Writer, against the single report in bedrock_converse-09); moved results are put first.",
+    doc: "OpenAI chat wants a call's tool messages in the run right after the assistant message that made it; Anthropic wants the `tool_result` blocks at the very start of the next user message, before any text (results in an assistant message after the calls' are in the calls' turn, since the API joins consecutive messages of one role); Gemini wants the function response in the very next turn. Responses accepts outputs anywhere after the call, so this rule does not apply there (DeepSeek's stricter Responses placement is reported as tool-call-without-result).\nThe check pairs each result with its call and then tests the placement; a result that answers no call is tool-result-without-call instead.\nMust not flag: Anthropic results in another order than the calls, results followed by text in the same user message, a chat system message after a complete run of results, a second result after the first in the same run.\nOpenAI and Mistral answer a misplaced result with their unanswered-call texts (openai_chat-02, openai_chat-10; the evidence file files those under tool-call-without-result), and Anthropic with anthropic-14 (also filed under tool-call-without-result). Only openai_chat-41 (MiniMax) and gemini-09 are filed under this rule.\nFix: move the result to where it belongs; a text or message left empty by the move is dropped by empty-content.\nGemini takes a response turn of role `model` (bifrost#1387's converter wrote one; the API refused only its count).
+Bedrock Converse: results go in the user message right after the call's message (not an assistant message there), anywhere in it (text beside them is accepted: recorded for Claude, Nova, Llama 4 and Writer, against the single report in bedrock_converse-09); moved results are put first.",
     example: r#"{
   "model": "gpt-4o",
   "messages": [
@@ -879,8 +880,20 @@ impl<'a> Pairing<'_, 'a> {
                     && ctx.chain.turns[r].role == Role::Tool
                     && TurnLayout::at_most(layout.prev_non_tool[r], c)
             }
-            Placement::NextTurn => r == c + 1,
-            Placement::NextTurnLeading => r == c + 1 && n <= self.leading_results_end(r),
+            // Gemini takes a response turn of role `model` (bifrost#1387's converter
+            // wrote one; the API refused only its count); Converse does not.
+            Placement::NextTurn => {
+                r == c + 1
+                    && (ctx.dialect == Dialect::Gemini
+                        || ctx.chain.turns[r].role != Role::Assistant)
+            }
+            // Anthropic joins consecutive messages of one role: results in an assistant
+            // message after the calls' are in the calls' turn, not the next.
+            Placement::NextTurnLeading => {
+                r == c + 1
+                    && ctx.chain.turns[r].role != Role::Assistant
+                    && n <= self.leading_results_end(r)
+            }
             // Every turn between c and r is a tool turn or holds only client calls.
             Placement::BeforeNextAssistantItem => {
                 r > c && TurnLayout::at_most(layout.prev_assistant_item[r], c)

@@ -107,6 +107,7 @@ pub(crate) fn map<'a, J: Json<'a>>(body: J, chain: &mut Chain<'a>, out: &mut Vec
 fn read_cache_points<'a, J: Json<'a>>(body: J, chain: &mut Chain) {
     let marked = |v: J| v.get("cache_control").is_some_and(|c| !c.is_null());
     let mut points = Vec::new();
+    let mut on_thinking = Vec::new();
     let mut nested = 0;
     if let Some(tools) = body.get("tools") {
         points.extend(
@@ -133,7 +134,11 @@ fn read_cache_points<'a, J: Json<'a>>(body: J, chain: &mut Chain) {
             };
             for (j, b) in blocks.items().enumerate() {
                 if marked(b) {
-                    points.push(Ptr::sub(ROOT, i, "content", j));
+                    let at = Ptr::sub(ROOT, i, "content", j);
+                    match b.get("type").and_then(J::str) {
+                        Some("thinking" | "redacted_thinking") => on_thinking.push(at),
+                        _ => points.push(at),
+                    }
                 }
                 if let Some(inner) = b.get("content") {
                     nested += inner.items().filter(|&x| marked(x)).count();
@@ -142,6 +147,7 @@ fn read_cache_points<'a, J: Json<'a>>(body: J, chain: &mut Chain) {
         }
     }
     chain.facts.cache_points = points;
+    chain.facts.cache_on_thinking = on_thinking;
     chain.facts.nested_cache_points = nested;
 }
 
@@ -216,6 +222,10 @@ fn map_message<'a, J: Json<'a>>(i: usize, m: J, chain: &mut Chain<'a>, out: &mut
             }
             for (j, b) in blocks.items().enumerate() {
                 map_block(i, j, b, chain, out);
+            }
+            if role != Role::Assistant {
+                let at = || (ptr.render_with("role"), format!("messages[{i}]"));
+                super::calls_outside_the_models_turn(wire_role, "assistant", at, chain, out);
             }
         }
         Some(other) => malformed(
@@ -323,6 +333,11 @@ fn map_block<'a, J: Json<'a>>(
                             && part.get("text").and_then(J::text).is_some_and(|t| t.blank)
                     })
                 }),
+                // Absent and null are empty too: the API reads either as no content.
+                empty_error: b.get("is_error").and_then(J::as_bool) == Some(true)
+                    && b.get("content").is_none_or(|c| {
+                        c.is_null() || c.is_empty_string() || (c.is_array() && c.len() == 0)
+                    }),
             }
         }
         t if t.ends_with("_tool_result") => {
@@ -333,6 +348,7 @@ fn map_block<'a, J: Json<'a>>(
                 kind: CallKind::Server,
                 wire: chain.wire(t),
                 blank_text: false,
+                empty_error: false,
                 id_mistyped: id.mistyped,
             }
         }

@@ -258,6 +258,7 @@ fn map_block<'a, J: Json<'a>>(
                 },
                 wire: chain.wire("toolResult"),
                 blank_text: false,
+                empty_error: false,
             }
         }
         "reasoningContent" => match reasoning(v, chain) {

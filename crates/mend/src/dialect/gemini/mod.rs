@@ -231,6 +231,7 @@ fn map_part<'a, J: Json<'a>>(
             kind: CallKind::Client,
             wire: chain.wire("functionResponse"),
             blank_text: false,
+            empty_error: false,
             id_mistyped: id.mistyped,
         }
     } else if let Some(t) = text {

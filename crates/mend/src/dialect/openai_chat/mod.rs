@@ -389,6 +389,7 @@ fn map_result<'a, J: Json<'a>>(
             kind: CallKind::Client,
             wire,
             blank_text: false,
+            empty_error: false,
             id_mistyped: call_id.mistyped,
         },
         ptr,

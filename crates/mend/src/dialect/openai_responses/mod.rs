@@ -311,6 +311,7 @@ fn push_result<'a>(chain: &mut Chain<'a>, call_id: ReadId<'a>, wire: &'a str, pt
             kind: CallKind::Client,
             wire,
             blank_text: false,
+            empty_error: false,
             id_mistyped: call_id.mistyped,
         },
         ptr,
