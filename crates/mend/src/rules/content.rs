@@ -30,6 +30,11 @@ pub(crate) const EMPTY_CONTENT: RuleSpec = RuleSpec {
         },
         ProviderText {
             provider: "anthropic",
+            text: "messages.87.content.1.text: cache_control cannot be set for empty text blocks",
+            source: "anthropics/claude-code#55302 and #54013 (an empty text block with a breakpoint, from a screenshot pasted without text); no row in provider-errors.jsonl",
+        },
+        ProviderText {
+            provider: "anthropic",
             text: "messages.0: all messages must have non-empty content except for the optional final assistant message",
             source: "provider-errors.jsonl anthropic-08",
         },
@@ -89,7 +94,7 @@ pub(crate) const EMPTY_CONTENT: RuleSpec = RuleSpec {
             source: "provider-errors.jsonl bedrock_converse-11",
         },
     ],
-    repair: Repair::Sometimes("Drops an empty or blank text block, an empty Gemini part, or a message with no content; in OpenAI chat, a null content on a user/system/tool message becomes \"\"; a Gemini part that kept only its thought signature gets an empty text so the signature survives; blank text blocks inside an Anthropic tool_result go, and its content with them when nothing else is left (the content is optional), but an error tool_result (`is_error: true`) left with no content, or given none, gets the text \"Error: the tool failed and gave no output.\" and stays an error. An empty history (messages: [] or no contents) and a blank Anthropic system block are reported and left alone."),
+    repair: Repair::Sometimes("Drops an empty or blank text block, an empty Gemini part, or a message with no content; in OpenAI chat, a null content on a user/system/tool message becomes \"\"; a Gemini part that kept only its thought signature gets an empty text so the signature survives; a blank Anthropic text block that carried a `cache_control` breakpoint hands it to the block before it in its message (which ends the same cached prefix) when that block can take one, and the report says when it cannot; blank text blocks inside an Anthropic tool_result go, and its content with them when nothing else is left (the content is optional), but an error tool_result (`is_error: true`) left with no content, or given none, gets the text \"Error: the tool failed and gave no output.\" and stays an error. An empty history (messages: [] or no contents) and a blank Anthropic system block are reported and left alone."),
     doc: "Anthropic rejects any message with empty content except an optional final assistant message, and any text block that is empty or white space only, in the messages, inside a tool_result's content (an empty tool output written as text: anthropic-06, nanobot#949) or in a `system` array (a `system` string is not judged), and an error tool_result (`is_error: true`) whose content is absent, null, \"\" or [] (markform#153: a failed or refused tool reported with nothing; a non-error tool_result may be empty); Gemini rejects a turn with no parts, a turn of only empty text parts, and a part that sets none of its data fields; OpenAI rejects a null content on user/system/tool messages and on an assistant message without tool calls; all three reject an empty history.\nMust not flag: an OpenAI assistant message with null content and tool_calls, a user content of \"\" (accepted), an Anthropic image-only user message, a tool_use-only assistant message, an empty final assistant message, a Gemini part that is an empty text carrying a thought signature.\nResponses has no such check. The catalog line says (anthropic, gemini) but the code checks OpenAI chat as well.\nFix: drop what is empty, keep signatures, set null to \"\"; an empty history cannot be filled without inventing a message.\nBedrock Converse: a blank text block anywhere (white space counts), and a message with no content blocks; the text for an empty list is not recorded. An empty toolResult content is the tool's output and is not flagged.\nUnder the xai profile: a message whose content is an empty list, or an empty string on a message without tool calls (openai_chat-31, crush#964); an assistant tool-call message with content \"\" is what xAI returns itself and is not flagged, nor is null. Reported only: no content to put there is known.",
     example: r#"{
   "model": "claude-sonnet-4-20250514",
@@ -417,6 +422,56 @@ fn system_blocks_are_not_blank(ctx: &Ctx, out: &mut Vec<Violation>) {
     }
 }
 
+/// An Anthropic block dropped for being empty that carried a `cache_control` breakpoint:
+/// the breakpoint goes to the block before it in its message, which ends the same cached
+/// prefix (the empty block added nothing to it), when that block can carry one and has
+/// none; otherwise it is lost with the block, and the report says so.
+fn keep_the_breakpoint_of_a_dropped_block(fx: &mut Fixer, v: &Violation, n: usize) {
+    let chain = fx.chain();
+    let ptr = chain.nodes[n].ptr;
+    if fx.dialect() != Dialect::Anthropic || !chain.facts.cache_points.contains(&ptr) {
+        return;
+    }
+    let Some(mark) = fx.value_of(n).and_then(|b| b.get("cache_control")).cloned() else {
+        return;
+    };
+    let before = n
+        .checked_sub(1)
+        .filter(|&p| chain.nodes[p].turn() == chain.nodes[n].turn());
+    let takes_it = |p: usize| {
+        let kinds = [
+            "text",
+            "image",
+            "document",
+            "search_result",
+            "tool_use",
+            "tool_result",
+        ];
+        matches!(
+            chain.nodes[p].kind,
+            NodeKind::Text { blank: false }
+                | NodeKind::Media
+                | NodeKind::Call { .. }
+                | NodeKind::Result { .. }
+        ) && fx.value_of(p).is_some_and(|b| {
+            b.get("cache_control").is_none()
+                && b.get("type")
+                    .and_then(Value::as_str)
+                    .is_some_and(|t| kinds.contains(&t))
+        })
+    };
+    match before.filter(|&p| takes_it(p)) {
+        Some(p) if fx.claim(p) && fx.set_field(chain.nodes[p].ptr, "cache_control", Some(mark)) => {
+            let detail = "moved the dropped block's cache_control breakpoint to the block before it, which ends the same cached prefix";
+            fx.note(v.rule, chain.nodes[p].ptr.render(), "set", detail.into());
+        }
+        _ => {
+            let detail = "the dropped block's cache_control breakpoint is lost with it: no block before it in its message can take it";
+            fx.note(v.rule, v.path.clone(), "drop", detail.into());
+        }
+    }
+}
+
 /// Anthropic: no empty message but an optional final assistant one, no blank text block.
 fn anthropic_message_is_not_empty(ctx: &Ctx, t: usize, is_last: bool, out: &mut Vec<Violation>) {
     let chain = ctx.chain;
@@ -434,6 +489,12 @@ fn anthropic_message_is_not_empty(ctx: &Ctx, t: usize, is_last: bool, out: &mut 
         for (k, n) in nodes.iter().enumerate() {
             let blank = "messages: text content blocks must be non-empty";
             let (message, provider) = match n.kind {
+                // A breakpoint on the block: the API names that first
+                // (claude-code#55302, #54013: a pasted screenshot with no text).
+                NodeKind::Text { blank: true } if chain.facts.cache_points.contains(&n.ptr) => (
+                    format!("the text at {} is empty or only white space, and carries a cache_control breakpoint", n.ptr),
+                    format!("messages.{ix}.content.{}.text: cache_control cannot be set for empty text blocks", n.ptr.sub_index().unwrap_or(0)),
+                ),
                 NodeKind::Text { blank: true } => (
                     format!("the text at {} is empty or only white space", n.ptr),
                     blank.to_string(),
@@ -695,6 +756,7 @@ fn fill_or_drop_the_empty(fx: &mut Fixer, v: &Violation) {
     } else if let Some(n) = block {
         if fx.claim(n) {
             fx.drop_node(n);
+            keep_the_breakpoint_of_a_dropped_block(fx, v, n);
             fx.note(
                 v.rule,
                 v.path.clone(),
