@@ -35,6 +35,9 @@ pub(crate) struct Fixer<'p, 'a> {
     pub(crate) touched: BTreeSet<usize>,
     /// Call ids to rename on calls and results alike, applied at the end of the pass.
     pub(crate) renames: BTreeMap<String, String>,
+    /// Ids given back this pass to a call or result that had lost them: the chain does
+    /// not show them there yet, so no rename of them may run before the next pass.
+    pub(crate) restored: BTreeSet<String>,
     /// Synthesized or moved results, grouped by where they go, in call order.
     placed: BTreeMap<Target, Vec<Value>>,
     /// Call node -> the result node that answers it.
@@ -125,6 +128,7 @@ impl<'p, 'a> Fixer<'p, 'a> {
             plan: Plan::default(),
             touched: BTreeSet::new(),
             renames: BTreeMap::new(),
+            restored: BTreeSet::new(),
             placed: BTreeMap::new(),
             result_of: a.pairs.iter().copied().collect(),
             call_of: a.pairs.iter().map(|&(c, r)| (r, c)).collect(),

@@ -410,6 +410,12 @@ fn give_a_valid_id(fx: &mut Fixer, v: &Violation) {
     if fx.renames.contains_key(id) {
         return; // its call or another of its results came first
     }
+    if fx.restored.contains(id) {
+        // Given back to its call or result this pass, where the chain does not show it
+        // yet: a rename now would miss that one and part the pair. The next pass
+        // renames them alike.
+        return;
+    }
     if let Some(new) = conforming_id(fx.a, id) {
         if new != id {
             // An id cleaned of its characters may be one the body has already (`call.1`
@@ -478,6 +484,7 @@ pub(crate) fn restore_lost_ids(fx: &mut Fixer) {
         fx.claim(r);
         fx.claim(c);
         if fx.set_call_id(chain.nodes[r].ptr, false, id) {
+            fx.restored.insert(id.to_string());
             let detail = format!(
                 "gave the result back the id `{id}` of the one unanswered call before it ({})",
                 chain.nodes[c].ptr.render()
@@ -498,6 +505,7 @@ pub(crate) fn restore_lost_ids(fx: &mut Fixer) {
         if !fx.set_call_id(ptr, true, id) {
             continue;
         }
+        fx.restored.insert(id.to_string());
         let detail = format!(
             "gave the call back its id `{id}`, from the one result that answers it ({})",
             chain.nodes[result].ptr.render()
