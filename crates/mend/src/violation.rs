@@ -118,6 +118,9 @@ pub(crate) enum Defect {
     /// OpenAI chat: a tool call's `function` without its required `arguments`. Reported
     /// only: what they were is not known (`{}` is the usual loss, not the only one).
     ArgumentsMissing,
+    /// Gemini: a field a FunctionCall or FunctionResponse does not have. Reported only:
+    /// what it meant is not known.
+    UnknownField,
     /// OpenAI chat: a message's `name` with white space (or `<|\/>`) in it.
     MessageNameForm,
     /// A call's name outside the characters (or the length) the provider takes.

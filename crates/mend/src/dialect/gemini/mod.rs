@@ -201,6 +201,7 @@ fn map_part<'a, J: Json<'a>>(
             return;
         }
         struct_args(i, j, p, fc, pptr, chain, out);
+        unknown_fields(i, j, key, fc, CALL_FIELDS, chain, out);
         let id = member_id(fc, key, "id", pptr, out);
         NodeKind::Call {
             call_id: id.text,
@@ -224,6 +225,7 @@ fn map_part<'a, J: Json<'a>>(
             return;
         }
         struct_response(i, j, p, fr, pptr, chain, out);
+        unknown_fields(i, j, key, fr, RESPONSE_FIELDS, chain, out);
         let id = member_id(fr, key, "id", pptr, out);
         NodeKind::Result {
             call_id: id.text,
@@ -304,6 +306,64 @@ fn struct_args<'a, J: Json<'a>>(
             args.kind(),
             format!("Invalid value at 'contents[{i}].parts[{j}].function_call.args' (type.googleapis.com/google.protobuf.Struct)"),
             Defect::ToolInputNotObject,
+        );
+    }
+}
+
+/// The fields of a `FunctionCall` and a `FunctionResponse` (both casings).
+const CALL_FIELDS: &[&str] = &[
+    "id",
+    "name",
+    "args",
+    "partialArgs",
+    "partial_args",
+    "willContinue",
+    "will_continue",
+];
+const RESPONSE_FIELDS: &[&str] = &[
+    "id",
+    "name",
+    "response",
+    "parts",
+    "willContinue",
+    "will_continue",
+    "scheduling",
+];
+
+/// Gemini reads its request as a protobuf message and refuses a field it does not know
+/// ("Invalid JSON payload received. Unknown name \"content\" at
+/// 'contents[1].parts[0].function_response': Cannot find field.", hexstrike-ai#70: a tool
+/// result written as chat's `content`). Reported only (what the field meant is not
+/// known); the part is read, so the other rules still run.
+fn unknown_fields<'a, J: Json<'a>>(
+    i: usize,
+    j: usize,
+    key: &str,
+    v: J,
+    known: &[&str],
+    chain: &Chain<'a>,
+    out: &mut Vec<Violation>,
+) {
+    // The error names the field as the proto does, in snake case.
+    let proto = match key {
+        "functionCall" | "function_call" => "function_call",
+        _ => "function_response",
+    };
+    for (k, _) in v.members() {
+        if known.contains(&k) {
+            continue;
+        }
+        out.push(
+            Violation::error(
+                crate::violation::Rule::Malformed,
+                format!("{}/{key}/{k}", Ptr::sub(ROOT, i, "parts", j).render()),
+                format!("contents[{i}].parts[{j}].{key} carries `{k}`, a field Gemini does not know there"),
+            )
+            .provider(Some(format!(
+                "Invalid JSON payload received. Unknown name \"{k}\" at 'contents[{i}].parts[{j}].{proto}': Cannot find field."
+            )))
+            .at_node(chain.nodes.len(), chain.turns.len().saturating_sub(1))
+            .with_defect(Defect::UnknownField),
         );
     }
 }
