@@ -5,6 +5,7 @@
 use serde_json::{json, Value};
 
 use crate::chain::{NodeKind, Role};
+use crate::dialect::bedrock_converse::{document_name, document_name_is_valid};
 use crate::dialect::Dialect;
 use crate::repair::{Fixer, ERROR_WITHOUT_OUTPUT};
 use crate::violation::{Defect, Rule, Severity, Violation};
@@ -282,7 +283,7 @@ pub(crate) const MALFORMED: RuleSpec = RuleSpec {
         },
     ],
     repair: Repair::Sometimes("Removes an empty tool_calls array from an OpenAI chat assistant message, writes a chat call's `function.arguments` object as its JSON text, and trims trailing white space from a final Anthropic assistant prefill. Every other shape problem is reported and left alone, and while a history item's shape is unreadable no other rule's fix runs either: what they found may be a misreading of it (a numeric call id read as none, a `tool_calls` object as no calls). A body with no history at all (not an object, or no history key) is a usage error for the CLI (exit 2); a history key of the wrong type is this finding. Converse: a toolUse input given as its JSON text becomes the object; a toolResult json value that is not an object is sent as text. Responses: a chat `tool` message becomes the function_call_output item it stands for, a chat message's `tool_calls` become function_call items (its text stays a message), an assistant's input_text part becomes output_text, and a chat `text` part becomes input_text (output_text in an assistant's message) and a chat `image_url` part input_image. Anthropic: an OpenAI `image_url` (or Responses `input_image`) part given by a data URL of an image type or an http(s) URL becomes an `image` block, an `input_text` / `output_text` part a `text` block. OpenAI chat: a tool call without `type` gets the type of the object it holds (\"function\"); one without `function.arguments` is reported only; under the openai and azure profiles a message's `name` with white space or `<|\\/>` in it has each such character written as `_`."),
-    doc: "Each dialect reader reports shapes it cannot read (a value of the wrong type, a block or part without its type, a missing required field) as malformed with a JSON pointer, instead of failing.\nAlso reported here: an OpenAI chat `tool_calls: []` and an empty function name, an Anthropic final assistant prefill ending in white space, and under strict profiles the fields a provider rejects: groq and cerebras unknown message fields (e.g. reasoning_content, timestamp), fireworks unknown tool call fields, xai a name on a non-user message.\nMust not flag: unknown fields under the generic profile (kept verbatim), Anthropic document and image blocks, Gemini fileData and code-execution parts, Responses input as a plain string.\nThe code quotes Groq's wording for Cerebras too; the Cerebras row (openai_chat-33) reads \"messages.2.assistant.reasoning_content: property '…' is unsupported\". The empty tool_calls row (openai_chat-08) matches but is not quoted (the finding has no provider text).\nFix: only the two safe edits above; everything else needs the client fixed.\nBedrock Converse: a content block is a union that sets exactly one member (text, toolUse, toolResult, reasoningContent, image, document, video, cachePoint, guardContent, citationsContent); content is always a list; reasoningContent is reasoningText {text, signature} or redactedContent.\nOpenAI chat also: `function.arguments` that is not a string (an object stored parsed: OpenAI's type error, its wording for wrong types; repair writes the JSON text), and content parts of another dialect (Anthropic tool_use, tool_result, thinking, server tool blocks; Responses input_text, output_text, input_image, input_file, function_call) with OpenAI's enum error wording (the exact text for these types is not recorded; qwen-code#1888 shows a compatible API's instance). Types chat-compatible APIs add (video_url, document_url, ...) are not flagged.\nAnthropic also: a missing or non-integer `max_tokens` (\"max_tokens: Field required\", the API's validation wording; every deployment, Vertex and Bedrock InvokeModel included, requires it). Reported, never filled in: the limit is the caller's choice.\nConverse also: a `toolUse.input` that is not an object (vercel/ai#19023; repair writes the object when the string is its JSON text, else reports) and a toolResult `json` member that is not an object (haystack-core-integrations#3766, aws-sdk-js-v3#7330; repair sends the value as text), both answered \"The format of the value at … is invalid. Provide a json object for the field and try again.\"\nAnthropic also: a tool_use (or server tool) input that is not an object (\"messages.N.content.M.tool_use.input: Input should be a valid dictionary\", claude-code#6696, anthropic-sdk-typescript#648); repaired like Converse's.\nGemini also: `functionCall.args` and `functionResponse.response` are protobuf Structs, so a string, number or list there is refused (\"Invalid value at '…function_response.response' (type.googleapis.com/google.protobuf.Struct)\", AstrBot#7216; a list: \"Proto field is not repeating, cannot start list.\", vercel/ai#3589, symfony/ai#2040); repair writes args given as their JSON text as the object, and puts a non-object response under `result`, as Google's SDKs do.\nOpenAI also: a tool's output given as an object (chat `tool` content, Responses `function_call_output.output`): \"Invalid type for 'messages[2].content': expected one of a string or array of objects, but got an object instead.\" (paperless-ai#748, nanobot#1344); repair writes its JSON text. Any other message's object content is reported only.\nEvery dialect also: a call's or result's id that is not a string (chat `tool_calls[].id` and `tool_call_id`, Responses `call_id`, Anthropic `id` and `tool_use_id` of client, server and MCP tool blocks, Converse `toolUseId`, Gemini's optional `functionCall.id` and `functionResponse.id`, Responses `approval_request_id`) and a Responses item's own `id` (`fc_…`, `msg_…`, `rs_…`, a server call's): \"… is a number but must be a string\" at the id's pointer, the one finding (the chain marks the id as there, `id_mistyped`, so no rule also calls the call or result id-less). Null is no id. The call and its results are there, unreadable, so nothing is repaired while it stands.\nAnthropic also: a `tool_use` block without `input` (\"messages.1.content.1.tool_use.input: Field required\": a serializer that leaves out an empty value, go-anthropic#67, mastra#11376, gptel#1281). Reported only: the arguments are not known (`{}` is the usual loss, not the only one); the other rules still run.\nResponses also: a server tool call item (`web_search_call`, `file_search_call`, `code_interpreter_call`, `image_generation_call`, `mcp_call`, `mcp_list_tools`) sent back without its own `id`, which OpenAI's reference marks required (\"Missing required parameter: 'input[42].id'.\", openai/codex#6926 and #6725, #6934, #6937: web search items a coding agent sent back without their ids). Reported only: the id is the one the provider gave; the other rules still run.\nResponses also: a `function_call_output` or `custom_tool_call_output` without its required `output` (or a null one), the shape a store that drops empty strings leaves: \"Missing required parameter: 'input[2].output'.\", OpenAI's wording for a missing field (the exact row is not recorded; vLLM's Responses server refuses the same item, vllm#41355). Repair sets it to an empty string, as chat's null tool content is sent: the output is not known, and an empty one says no more than the item did.\nGemini, Converse and Anthropic also: tool calls in a turn that is not the model's (a Gemini content of role `user` or with no role, which Gemini reads as the user's; a Converse or Anthropic `user` message): the turn is misread (a role lost in a store or rewritten by a converter), so it is reported at its `role` and left, and no other rule's fix runs on it: answering and dropping around a misread turn would invent results and lose the real ones. (Results in the model's turn are tool-result-not-adjacent's: they answer their calls by id, so moving them guesses nothing.)\nResponses also: chat-completions shapes in `input` (a history carried over from chat): a `tool` message (\"Invalid value: 'tool'. Supported values are: 'assistant', 'system', 'developer', and 'user'.\", opencode#10803), an assistant message's `tool_calls` (\"Unknown parameter: 'input[3].tool_calls'.\", openai-python#2677), read as the results and calls they are so pairing judges them; and an `input_text` part in an assistant message (\"Invalid value: 'input_text'. Supported values are: 'output_text' and 'refusal'.\", openhuman#3624). Repair writes each as the items the API takes, nothing dropped, when the ids, names and outputs read as such; a tool message without its `tool_call_id` is reported only.\nResponses also: chat-completions content parts in a message (`text`, `image_url`: PraisonAI#3934, \"Invalid value: 'text'. Supported values are: 'input_text', 'input_image', …\"); repair writes `text` as `input_text` (`output_text` in an assistant's message) and `image_url` as `input_image` with its URL and detail; an image in an assistant's message is reported only (an assistant message takes no image part).\nAnthropic also: content parts of another API (OpenAI chat's `image_url`, `input_audio`, `refusal`; the Responses API's `input_text`, `output_text`, `input_image`, `input_file`, `summary_text`, `function_call`, `function_call_output`; the AI SDK's `reasoning`, `tool-call`, `tool-result`, `file`): \"Input tag 'image_url' found using 'type' does not match any of the expected tags: …\" (AstrBot#4444). Repair writes a text part as a `text` block and an image given by a data URL (jpeg, png, gif, webp) or an http(s) URL as an `image` block; the others are reported only. Types the Messages API adds are not in the list, so they are never flagged.\nOpenAI chat also: a tool call without `type` (\"Missing required parameter: 'messages[2].tool_calls[0].type'.\", langchain-azure#35), set from the object it holds; a tool call whose `function` has no `arguments` (\"Missing required parameter: 'messages[1].tool_calls[1].function.arguments'\", mcphost#117; DeepSeek's \"missing field `arguments`\", neuron-ai#498), reported only: what the arguments were is not known; the other rules still run.\nOpenAI chat also, under the openai and azure profiles: a participant's `name` (user, assistant, system, developer) with white space or one of `<|\\/>` (\"Invalid 'messages[2].name': string does not match pattern. Expected a string that matches the pattern '^[^\\s<|\\\\/>]+$'.\", langchain#35054; the older `^[a-zA-Z0-9_-]+$` in semantic-kernel#9340, autogen#3582): an agent's name kept on its messages. Repair writes each refused character as `_`; tool and function messages' names are not checked (they name calls).\nGemini also: a field a functionCall or functionResponse does not have (Gemini reads the request as a protobuf message: \"Invalid JSON payload received. Unknown name \\\"content\\\" at 'contents[1].parts[0].function_response': Cannot find field.\", hexstrike-ai#70, a tool's output under chat's `content`). Reported only, and the other rules still run: what the field meant is not known. Known fields: id, name, args, partialArgs, willContinue; id, name, response, parts, willContinue, scheduling (both casings).",
+    doc: "Each dialect reader reports shapes it cannot read (a value of the wrong type, a block or part without its type, a missing required field) as malformed with a JSON pointer, instead of failing.\nAlso reported here: an OpenAI chat `tool_calls: []` and an empty function name, an Anthropic final assistant prefill ending in white space, and under strict profiles the fields a provider rejects: groq and cerebras unknown message fields (e.g. reasoning_content, timestamp), fireworks unknown tool call fields, xai a name on a non-user message.\nMust not flag: unknown fields under the generic profile (kept verbatim), Anthropic document and image blocks, Gemini fileData and code-execution parts, Responses input as a plain string.\nThe code quotes Groq's wording for Cerebras too; the Cerebras row (openai_chat-33) reads \"messages.2.assistant.reasoning_content: property '…' is unsupported\". The empty tool_calls row (openai_chat-08) matches but is not quoted (the finding has no provider text).\nFix: only the two safe edits above; everything else needs the client fixed.\nBedrock Converse: a content block is a union that sets exactly one member (text, toolUse, toolResult, reasoningContent, image, document, video, cachePoint, guardContent, citationsContent); content is always a list; reasoningContent is reasoningText {text, signature} or redactedContent.\nOpenAI chat also: `function.arguments` that is not a string (an object stored parsed: OpenAI's type error, its wording for wrong types; repair writes the JSON text), and content parts of another dialect (Anthropic tool_use, tool_result, thinking, server tool blocks; Responses input_text, output_text, input_image, input_file, function_call) with OpenAI's enum error wording (the exact text for these types is not recorded; qwen-code#1888 shows a compatible API's instance). Types chat-compatible APIs add (video_url, document_url, ...) are not flagged.\nAnthropic also: a missing or non-integer `max_tokens` (\"max_tokens: Field required\", the API's validation wording; every deployment, Vertex and Bedrock InvokeModel included, requires it). Reported, never filled in: the limit is the caller's choice.\nConverse also: a document name the service refuses (a character other than ASCII letters and digits, single spaces, `-`, `_`, `()` and `[]`, two spaces in a row, more than 200 characters: vercel/ai#20365, simonw/llm-bedrock#8; underscores are accepted though the text does not list them) or one an earlier document of the request already has (\"Messages can't contain duplicate document names.\", maximhq/bifrost#7003, langchain-aws#963), in a message or inside a toolResult; repair renames the document (the extension that repeats its format dropped, refused characters as one space, `document` when nothing is left, a repeated name numbered ` (2)`): a file's name is a label, and its content is untouched.\nConverse also: a `toolUse.input` that is not an object (vercel/ai#19023; repair writes the object when the string is its JSON text, else reports) and a toolResult `json` member that is not an object (haystack-core-integrations#3766, aws-sdk-js-v3#7330; repair sends the value as text), both answered \"The format of the value at … is invalid. Provide a json object for the field and try again.\"\nAnthropic also: a tool_use (or server tool) input that is not an object (\"messages.N.content.M.tool_use.input: Input should be a valid dictionary\", claude-code#6696, anthropic-sdk-typescript#648); repaired like Converse's.\nGemini also: `functionCall.args` and `functionResponse.response` are protobuf Structs, so a string, number or list there is refused (\"Invalid value at '…function_response.response' (type.googleapis.com/google.protobuf.Struct)\", AstrBot#7216; a list: \"Proto field is not repeating, cannot start list.\", vercel/ai#3589, symfony/ai#2040); repair writes args given as their JSON text as the object, and puts a non-object response under `result`, as Google's SDKs do.\nOpenAI also: a tool's output given as an object (chat `tool` content, Responses `function_call_output.output`): \"Invalid type for 'messages[2].content': expected one of a string or array of objects, but got an object instead.\" (paperless-ai#748, nanobot#1344); repair writes its JSON text. Any other message's object content is reported only.\nEvery dialect also: a call's or result's id that is not a string (chat `tool_calls[].id` and `tool_call_id`, Responses `call_id`, Anthropic `id` and `tool_use_id` of client, server and MCP tool blocks, Converse `toolUseId`, Gemini's optional `functionCall.id` and `functionResponse.id`, Responses `approval_request_id`) and a Responses item's own `id` (`fc_…`, `msg_…`, `rs_…`, a server call's): \"… is a number but must be a string\" at the id's pointer, the one finding (the chain marks the id as there, `id_mistyped`, so no rule also calls the call or result id-less). Null is no id. The call and its results are there, unreadable, so nothing is repaired while it stands.\nAnthropic also: a `tool_use` block without `input` (\"messages.1.content.1.tool_use.input: Field required\": a serializer that leaves out an empty value, go-anthropic#67, mastra#11376, gptel#1281). Reported only: the arguments are not known (`{}` is the usual loss, not the only one); the other rules still run.\nResponses also: a server tool call item (`web_search_call`, `file_search_call`, `code_interpreter_call`, `image_generation_call`, `mcp_call`, `mcp_list_tools`) sent back without its own `id`, which OpenAI's reference marks required (\"Missing required parameter: 'input[42].id'.\", openai/codex#6926 and #6725, #6934, #6937: web search items a coding agent sent back without their ids). Reported only: the id is the one the provider gave; the other rules still run.\nResponses also: a `function_call_output` or `custom_tool_call_output` without its required `output` (or a null one), the shape a store that drops empty strings leaves: \"Missing required parameter: 'input[2].output'.\", OpenAI's wording for a missing field (the exact row is not recorded; vLLM's Responses server refuses the same item, vllm#41355). Repair sets it to an empty string, as chat's null tool content is sent: the output is not known, and an empty one says no more than the item did.\nGemini, Converse and Anthropic also: tool calls in a turn that is not the model's (a Gemini content of role `user` or with no role, which Gemini reads as the user's; a Converse or Anthropic `user` message): the turn is misread (a role lost in a store or rewritten by a converter), so it is reported at its `role` and left, and no other rule's fix runs on it: answering and dropping around a misread turn would invent results and lose the real ones. (Results in the model's turn are tool-result-not-adjacent's: they answer their calls by id, so moving them guesses nothing.)\nResponses also: chat-completions shapes in `input` (a history carried over from chat): a `tool` message (\"Invalid value: 'tool'. Supported values are: 'assistant', 'system', 'developer', and 'user'.\", opencode#10803), an assistant message's `tool_calls` (\"Unknown parameter: 'input[3].tool_calls'.\", openai-python#2677), read as the results and calls they are so pairing judges them; and an `input_text` part in an assistant message (\"Invalid value: 'input_text'. Supported values are: 'output_text' and 'refusal'.\", openhuman#3624). Repair writes each as the items the API takes, nothing dropped, when the ids, names and outputs read as such; a tool message without its `tool_call_id` is reported only.\nResponses also: chat-completions content parts in a message (`text`, `image_url`: PraisonAI#3934, \"Invalid value: 'text'. Supported values are: 'input_text', 'input_image', …\"); repair writes `text` as `input_text` (`output_text` in an assistant's message) and `image_url` as `input_image` with its URL and detail; an image in an assistant's message is reported only (an assistant message takes no image part).\nAnthropic also: content parts of another API (OpenAI chat's `image_url`, `input_audio`, `refusal`; the Responses API's `input_text`, `output_text`, `input_image`, `input_file`, `summary_text`, `function_call`, `function_call_output`; the AI SDK's `reasoning`, `tool-call`, `tool-result`, `file`): \"Input tag 'image_url' found using 'type' does not match any of the expected tags: …\" (AstrBot#4444). Repair writes a text part as a `text` block and an image given by a data URL (jpeg, png, gif, webp) or an http(s) URL as an `image` block; the others are reported only. Types the Messages API adds are not in the list, so they are never flagged.\nOpenAI chat also: a tool call without `type` (\"Missing required parameter: 'messages[2].tool_calls[0].type'.\", langchain-azure#35), set from the object it holds; a tool call whose `function` has no `arguments` (\"Missing required parameter: 'messages[1].tool_calls[1].function.arguments'\", mcphost#117; DeepSeek's \"missing field `arguments`\", neuron-ai#498), reported only: what the arguments were is not known; the other rules still run.\nOpenAI chat also, under the openai and azure profiles: a participant's `name` (user, assistant, system, developer) with white space or one of `<|\\/>` (\"Invalid 'messages[2].name': string does not match pattern. Expected a string that matches the pattern '^[^\\s<|\\\\/>]+$'.\", langchain#35054; the older `^[a-zA-Z0-9_-]+$` in semantic-kernel#9340, autogen#3582): an agent's name kept on its messages. Repair writes each refused character as `_`; tool and function messages' names are not checked (they name calls).\nGemini also: a field a functionCall or functionResponse does not have (Gemini reads the request as a protobuf message: \"Invalid JSON payload received. Unknown name \\\"content\\\" at 'contents[1].parts[0].function_response': Cannot find field.\", hexstrike-ai#70, a tool's output under chat's `content`). Reported only, and the other rules still run: what the field meant is not known. Known fields: id, name, args, partialArgs, willContinue; id, name, response, parts, willContinue, scheduling (both casings).",
     example: r#"{
   "model": "gpt-4o",
   "messages": [
@@ -672,6 +673,128 @@ pub(crate) fn cache_breakpoints_fit(ctx: &Ctx, out: &mut Vec<Violation>) {
     );
 }
 
+/// Converse refuses a document name of other characters than ASCII letters and digits,
+/// single spaces, `-`, `_`, `()` and `[]`, or longer than 200 characters.
+const DOCUMENT_NAME_RULE: &str = "The document file name can only contain alphanumeric characters, whitespace characters, hyphens, parentheses, and square brackets. The name can't contain more than one consecutive whitespace character. Check that the file name conforms to these restrictions and retry your request.";
+
+/// Where a document of `facts.document_names` is, as a pointer text.
+fn document_path(block: crate::chain::Ptr, nested: Option<u32>) -> String {
+    match nested {
+        Some(k) => format!("{}/toolResult/content/{k}/document/name", block.render()),
+        None => format!("{}/document/name", block.render()),
+    }
+}
+
+/// Converse: every document's name is one the service takes, and no two documents of the
+/// request share one ("Messages can't contain duplicate document names.").
+pub(crate) fn document_names_fit(ctx: &Ctx, out: &mut Vec<Violation>) {
+    let docs = &ctx.chain.facts.document_names;
+    for (k, &(block, nested, name)) in docs.iter().enumerate() {
+        let Some(name) = name else { continue };
+        let (message, provider) = if !document_name_is_valid(name) {
+            let allowed = |c: char| c.is_ascii_alphanumeric() || " -_()[]".contains(c);
+            let why = match name.chars().find(|&c| !allowed(c)) {
+                _ if name.is_empty() => "is empty".to_string(),
+                Some(c) => format!("holds `{c}`, which Converse refuses there (it takes ASCII letters and digits, single spaces, `-`, `_`, `()` and `[]`)"),
+                None if name.contains("  ") => "holds two spaces in a row".to_string(),
+                None => "is longer than 200 characters".to_string(),
+            };
+            (
+                format!("document name `{name}` {why}"),
+                DOCUMENT_NAME_RULE.to_string(),
+            )
+        } else if let Some(&(b, n, _)) = docs[..k].iter().find(|d| d.2 == Some(name)) {
+            (
+                format!("document name `{name}` is already the name of the document at {}", document_path(b, n)),
+                "Messages can't contain duplicate document names. Rename the document and retry your request.".to_string(),
+            )
+        } else {
+            continue;
+        };
+        let v = Violation::error(Rule::Malformed, document_path(block, nested), message)
+            .provider(Some(provider))
+            .with_defect(Defect::DocumentName);
+        let node = ctx.chain.nodes.iter().position(|n| n.ptr == block);
+        out.push(match node {
+            Some(n) => v.at_node(n, ctx.chain.nodes[n].turn()),
+            None => v,
+        });
+    }
+}
+
+/// `malformed`'s fix for Converse document names: each name made one the service takes,
+/// and a name an earlier document already has made unique with ` (2)`, ` (3)`, ...; every
+/// block whose names change is written once (the first finding's fix does it all).
+fn name_the_documents_as_converse_takes(fx: &mut Fixer, v: &Violation) {
+    let docs = fx.chain().facts.document_names.clone();
+    let mut taken: Vec<String> = Vec::new();
+    let mut renamed: Vec<(crate::chain::Ptr, Option<u32>, String, String)> = Vec::new();
+    for &(block, nested, name) in &docs {
+        let Some(name) = name else { continue };
+        let doc = |b: &Value| -> Option<Value> {
+            match nested {
+                Some(k) => b
+                    .pointer(&format!("/toolResult/content/{k}/document"))
+                    .cloned(),
+                None => b.get("document").cloned(),
+            }
+        };
+        let node = fx.chain().nodes.iter().position(|n| n.ptr == block);
+        let format = node
+            .and_then(|n| fx.value_of(n))
+            .and_then(doc)
+            .and_then(|d| d.get("format").and_then(Value::as_str).map(str::to_string));
+        let base = match document_name_is_valid(name) {
+            true => name.to_string(),
+            false => document_name(name, format.as_deref()),
+        };
+        let mut new = base.clone();
+        let mut k = 2;
+        while taken.contains(&new) {
+            new = format!("{base} ({k})");
+            k += 1;
+        }
+        taken.push(new.clone());
+        if new != name {
+            renamed.push((block, nested, name.to_string(), new));
+        }
+    }
+    let blocks: Vec<crate::chain::Ptr> = renamed.iter().map(|r| r.0).collect();
+    for (i, &block) in blocks.iter().enumerate() {
+        if blocks[..i].contains(&block) {
+            continue;
+        }
+        let Some(n) = fx.chain().nodes.iter().position(|m| m.ptr == block) else {
+            continue;
+        };
+        let Some(mut value) = fx.value_of(n).cloned() else {
+            continue;
+        };
+        let mut notes = Vec::new();
+        for (_, nested, old, new) in renamed.iter().filter(|r| r.0 == block) {
+            let at = match nested {
+                Some(k) => format!("/toolResult/content/{k}/document/name"),
+                None => "/document/name".to_string(),
+            };
+            if let Some(slot) = value.pointer_mut(&at) {
+                *slot = json!(new);
+                notes.push(format!(
+                    "renamed the document `{old}` to `{new}`, a name Converse takes"
+                ));
+            }
+        }
+        if !notes.is_empty() && fx.claim(n) {
+            fx.replace_node_as(
+                n,
+                value,
+                (v.rule, document_path(block, renamed[i].1)),
+                "rename",
+                notes.join("; "),
+            );
+        }
+    }
+}
+
 /// Anthropic: the final assistant message (a prefill) does not end with white space.
 pub(crate) fn prefill_has_no_trailing_whitespace(ctx: &Ctx, out: &mut Vec<Violation>) {
     let Some(ptr) = ctx.chain.facts.final_trailing_whitespace else {
@@ -1009,6 +1132,7 @@ fn reshape_the_known_defects(fx: &mut Fixer, v: &Violation) {
             | Defect::CallNameForm
             | Defect::ForeignRole,
         ) => {}
+        Some(Defect::DocumentName) => name_the_documents_as_converse_takes(fx, v),
         Some(
             Defect::ChatToolMessage
             | Defect::ChatToolCalls
@@ -1081,7 +1205,11 @@ fn reshape_the_known_defects(fx: &mut Fixer, v: &Violation) {
             let Some(n) = v.loc.node else { return };
             let ptr = fx.chain().nodes[n].ptr;
             let Some(call) = fx.value_at(ptr) else { return };
-            let ty = if call.get("function").is_some() { "function" } else { "custom" };
+            let ty = match (call.get("function"), call.get("custom")) {
+                (Some(Value::Object(_)), _) => "function",
+                (_, Some(Value::Object(_))) => "custom",
+                _ => return,
+            };
             if fx.claim(n) && fx.set_field(ptr, "type", Some(json!(ty))) {
                 let detail = format!("set the tool call's missing type to \"{ty}\", the object it holds");
                 fx.note(v.rule, v.path.clone(), "set", detail);

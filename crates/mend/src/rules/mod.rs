@@ -373,6 +373,7 @@ pub(crate) fn run(ctx: &Ctx, out: &mut Vec<Violation>) -> Vec<(usize, usize)> {
         Dialect::OpenAiChat => reasoning::thinking_turns_carry_reasoning_content(ctx, out),
         Dialect::BedrockConverse => {
             content::tool_history_has_tools(ctx, out);
+            content::document_names_fit(ctx, out);
             thinking::thinking_comes_first(ctx, out);
             thinking::thinking_is_unmodified(ctx, out);
         }

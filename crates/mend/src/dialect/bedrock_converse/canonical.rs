@@ -268,6 +268,9 @@ pub(crate) fn write_request(conv: &Conversation, w: Writer) -> Result<Value, Wri
         }
         msgs.push(write_message(i, m, w)?);
     }
+    if !w.same {
+        super::unique_document_names(&mut msgs);
+    }
     let history = (conv.form != Some(Form::NoHistory) || !msgs.is_empty())
         .then(|| ("messages", Value::Array(msgs)));
     let mut out = with_history(&conv.request, history);
@@ -354,7 +357,7 @@ pub(crate) fn write_block(i: usize, j: usize, p: &Part, w: Writer) -> Result<Val
             // string) comes back from `extra`.
             let name = match (&m.filename, w.same) {
                 (Some(n), true) => Some(n.clone()),
-                (Some(n), false) => Some(document_name(n)),
+                (Some(n), false) => Some(super::document_name(n, None)),
                 (None, true) => None,
                 (None, false) => Some("document".to_string()),
             };
@@ -452,30 +455,6 @@ pub(crate) fn write_block(i: usize, j: usize, p: &Part, w: Writer) -> Result<Val
     let mut block = Map::new();
     block.insert(key.into(), Value::Object(inner));
     Ok(Value::Object(block))
-}
-
-/// A document name Converse takes: letters, digits, single spaces, hyphens, parentheses
-/// and square brackets (the extension goes, `format` says it).
-fn document_name(filename: &str) -> String {
-    let stem = filename.rsplit_once('.').map_or(filename, |(stem, _)| stem);
-    let mut out = String::with_capacity(stem.len());
-    for c in stem.chars() {
-        let c = if c.is_alphanumeric() || matches!(c, '-' | '(' | ')' | '[' | ']') {
-            c
-        } else {
-            ' '
-        };
-        if c == ' ' && (out.is_empty() || out.ends_with(' ')) {
-            continue;
-        }
-        out.push(c);
-    }
-    let out = out.trim_end().to_string();
-    if out.is_empty() {
-        "document".to_string()
-    } else {
-        out
-    }
 }
 
 #[cfg(test)]
@@ -608,5 +587,42 @@ mod tests {
         });
         let e = conv.to_request(Dialect::BedrockConverse).unwrap_err();
         assert_eq!((e.message, e.part), (0, Some(1)));
+    }
+
+    #[test]
+    fn documents_get_names_converse_takes_and_no_two_the_same() {
+        let file = |name: Option<&str>| {
+            Part::File(Media {
+                data: Some("JVBE".into()),
+                media_type: Some("application/pdf".into()),
+                filename: name.map(str::to_string),
+                ..Media::default()
+            })
+        };
+        let mut conv = Conversation::default();
+        let parts = vec![
+            file(None),
+            file(None),
+            file(Some("분기.pdf")),
+            file(Some("a.pdf")),
+        ];
+        conv.messages.push(Message::new(Role::User, parts));
+        conv.messages
+            .push(Message::new(Role::Assistant, vec![file(Some("b.pdf"))]));
+        conv.messages
+            .push(Message::new(Role::User, vec![file(Some("a.pdf"))]));
+        let out = conv.to_request(Dialect::BedrockConverse).unwrap();
+        let names: Vec<&str> = ["/messages/0/content", "/messages/2/content"]
+            .iter()
+            .flat_map(|p| out.pointer(p).and_then(Value::as_array).unwrap())
+            .filter_map(|b| b.pointer("/document/name").and_then(Value::as_str))
+            .collect();
+        assert_eq!(
+            names,
+            ["document", "document (2)", "document (3)", "a", "a (2)"]
+        );
+        assert!(names
+            .iter()
+            .all(|n| super::super::document_name_is_valid(n)));
     }
 }

@@ -200,6 +200,20 @@ fn map_block<'a, J: Json<'a>>(
     }
     if key == "toolResult" {
         check_result_json(i, j, v, p, chain, out);
+        let docs = v
+            .get("content")
+            .into_iter()
+            .flat_map(|c| c.items().enumerate());
+        for (k, c) in docs {
+            if let Some(d) = c.get("document") {
+                let name = d.get("name").and_then(J::str);
+                chain.facts.document_names.push((p, Some(k as u32), name));
+            }
+        }
+    }
+    if key == "document" {
+        let name = v.get("name").and_then(J::str);
+        chain.facts.document_names.push((p, None, name));
     }
     let kind = match key {
         "text" => match v.text() {
@@ -288,6 +302,82 @@ fn map_block<'a, J: Json<'a>>(
         other => NodeKind::Other { wire: other },
     };
     chain.push(kind, p);
+}
+
+/// Whether Converse takes `name` as a document's name: ASCII letters and digits, single
+/// spaces, `-`, `_` (accepted, though the service's text does not list it), `()` and
+/// `[]`, 1 to 200 characters.
+pub(crate) fn document_name_is_valid(name: &str) -> bool {
+    let allowed = |c: char| c.is_ascii_alphanumeric() || " -_()[]".contains(c);
+    !name.is_empty()
+        && name.chars().count() <= 200
+        && name.chars().all(allowed)
+        && !name.contains("  ")
+}
+
+/// A document name as Converse takes it, from a file name: an extension that repeats the
+/// format (any extension when the format is not known) dropped, each run of characters
+/// it refuses (white space included) as one space, at most 200 characters, `document`
+/// when nothing is left. Used by the writer and by `malformed`'s repair.
+pub(crate) fn document_name(name: &str, format: Option<&str>) -> String {
+    let stem = match (name.rsplit_once('.'), format) {
+        (Some((stem, ext)), Some(f)) if ext.eq_ignore_ascii_case(f) && !stem.is_empty() => stem,
+        (Some((stem, _)), None) if !stem.is_empty() => stem,
+        _ => name,
+    };
+    let mut out = String::new();
+    for c in stem.chars() {
+        let c = match c {
+            c if c.is_ascii_alphanumeric() || "-_()[]".contains(c) => c,
+            _ => ' ',
+        };
+        if !(c == ' ' && (out.is_empty() || out.ends_with(' '))) {
+            out.push(c);
+        }
+    }
+    let out: String = out.chars().take(200).collect();
+    match out.trim_end() {
+        "" => "document".to_string(),
+        t => t.to_string(),
+    }
+}
+
+/// Gives the documents of written messages names no earlier document has (` (2)`,
+/// ` (3)`, ...): Converse refuses a request where two share one ("Messages can't
+/// contain duplicate document names.", maximhq/bifrost#7003, where every unnamed
+/// document became `document`).
+pub(crate) fn unique_document_names(msgs: &mut [Value]) {
+    let mut taken: Vec<String> = Vec::new();
+    let mut rename = |doc: &mut Value| {
+        let Some(Value::String(name)) = doc.get_mut("name") else {
+            return;
+        };
+        let base = name.clone();
+        let mut k = 2;
+        while taken.contains(name) {
+            *name = format!("{base} ({k})");
+            k += 1;
+        }
+        taken.push(name.clone());
+    };
+    for m in msgs {
+        let Some(Value::Array(blocks)) = m.get_mut("content") else {
+            continue;
+        };
+        for b in blocks {
+            if let Some(doc) = b.get_mut("document") {
+                rename(doc);
+            }
+            let inner = b
+                .pointer_mut("/toolResult/content")
+                .and_then(Value::as_array_mut);
+            for c in inner.into_iter().flatten() {
+                if let Some(doc) = c.get_mut("document") {
+                    rename(doc);
+                }
+            }
+        }
+    }
 }
 
 /// `toolUse.input` must be a JSON object: a client that kept a model's malformed

@@ -443,7 +443,7 @@ fn map_call<'a, J: Json<'a>>(
     }
     // `type` is required beside the `function` (or `custom`) object, which says what it
     // is (langchain-azure#35: tool calls generated without it).
-    if c.get("type").is_none() && func.is_some() {
+    if c.get("type").is_none() && func.is_some_and(|f| f.is_object()) {
         out.push(
             Violation::error(
                 Rule::Malformed,
