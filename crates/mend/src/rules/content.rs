@@ -1094,20 +1094,6 @@ fn write_the_result_value_as_the_dialect_takes(fx: &mut Fixer, v: &Violation) {
 fn reshape_the_known_defects(fx: &mut Fixer, v: &Violation) {
     match v.defect {
         Some(Defect::TrailingWhitespace) => trim_the_prefill(fx, v),
-        Some(Defect::EmptyToolCalls) => {
-            let Some(ptr) = v
-                .loc
-                .turn
-                .and_then(|t| fx.chain().turns.get(t))
-                .map(|t| t.ptr)
-            else {
-                return;
-            };
-            if ptr.item_index().is_some() && fx.set_field(ptr, "tool_calls", None) {
-                let detail = "removed the empty tool_calls array";
-                fx.note(v.rule, v.path.clone(), "drop", detail.into());
-            }
-        }
         Some(Defect::ReasoningWithoutSummary) => {
             let detail = "added the required summary, empty: the reasoning item came without one";
             set_the_missing_field(fx, v, "summary", json!([]), detail);
@@ -1139,65 +1125,34 @@ fn reshape_the_known_defects(fx: &mut Fixer, v: &Violation) {
             | Defect::AssistantInputText
             | Defect::ChatContentPart,
         ) => write_chat_shapes_as_responses_items(fx, v),
-        Some(Defect::ToolInputNotObject) => {
-            // Only where the string is the object's JSON text: anything else would be
-            // a guess at what the model meant.
-            let Some(n) = v.loc.node else { return };
-            let Some(block) = fx.value_of(n) else { return };
-            let at = match fx.dialect() {
-                Dialect::BedrockConverse => "/toolUse/input",
-                Dialect::Gemini if block.get("function_call").is_some() => "/function_call/args",
-                Dialect::Gemini => "/functionCall/args",
-                _ => "/input",
-            };
-            let Some(Value::String(text)) = block.pointer(at) else {
-                return;
-            };
-            let Ok(parsed @ Value::Object(_)) = serde_json::from_str::<Value>(text) else {
-                return;
-            };
-            let mut block = block.clone();
-            if let Some(slot) = block.pointer_mut(at) {
-                *slot = parsed;
-            }
-            if fx.claim(n) {
-                let detail =
-                    "wrote the input's JSON text as the object it holds, as the API takes it";
-                fx.replace_node(n, block, v, "set", detail.into());
-            }
-        }
         Some(Defect::ResultJsonNotObject) => write_the_result_value_as_the_dialect_takes(fx, v),
-        Some(Defect::ForeignBlock) => {
-            // A part of another API that is an Anthropic block written another way: it
-            // is written as that block, nothing of it lost.
-            let Some(n) = v.loc.node else { return };
-            let Some(block) = fx
-                .value_of(n)
-                .and_then(crate::dialect::anthropic::block_of_foreign_part)
+        Some(Defect::EmptyToolCalls | Defect::CallTypeMissing | Defect::ArgumentsNotString) => {
+            reshape_a_chat_call(fx, v)
+        }
+        Some(Defect::ToolInputNotObject | Defect::OutputNotText) => write_the_value_as_text_or_object(fx, v),
+        Some(Defect::ForeignBlock) => write_the_foreign_part_as_its_block(fx, v),
+        Some(Defect::MessageNameForm) => write_the_message_name_in_its_form(fx, v),
+        None => {}
+    }
+}
+
+/// OpenAI chat tool calls in a shape the API refuses: an empty `tool_calls` array goes;
+/// a call without `type` gets the one its object names; arguments given as an object are
+/// written as their JSON text.
+fn reshape_a_chat_call(fx: &mut Fixer, v: &Violation) {
+    match v.defect {
+        Some(Defect::EmptyToolCalls) => {
+            let Some(ptr) = v
+                .loc
+                .turn
+                .and_then(|t| fx.chain().turns.get(t))
+                .map(|t| t.ptr)
             else {
                 return;
             };
-            if fx.claim(n) {
-                let t = block.get("type").and_then(Value::as_str).unwrap_or_default();
-                let detail = format!("wrote the part of another API as the `{t}` block the Messages API takes");
-                fx.replace_node(n, block, v, "set", detail);
-            }
-        }
-        Some(Defect::MessageNameForm) => {
-            // The name labels a participant; each refused character becomes `_`, as
-            // the frameworks that met the error now write agent names.
-            let Some(t) = v.loc.turn else { return };
-            let ptr = fx.chain().turns[t].ptr;
-            let Some(Value::String(name)) = fx.value_at(ptr).and_then(|m| m.get("name")) else {
-                return;
-            };
-            let new: String = name
-                .chars()
-                .map(|c| if crate::profile::name_char_refused(c) { '_' } else { c })
-                .collect();
-            if ptr.item_index().is_some() && fx.set_field(ptr, "name", Some(json!(new))) {
-                let detail = format!("wrote the message's name `{name}` as `{new}`");
-                fx.note(v.rule, v.path.clone(), "set", detail);
+            if ptr.item_index().is_some() && fx.set_field(ptr, "tool_calls", None) {
+                let detail = "removed the empty tool_calls array";
+                fx.note(v.rule, v.path.clone(), "drop", detail.into());
             }
         }
         Some(Defect::CallTypeMissing) => {
@@ -1211,28 +1166,12 @@ fn reshape_the_known_defects(fx: &mut Fixer, v: &Violation) {
                 _ => return,
             };
             if fx.claim(n) && fx.set_field(ptr, "type", Some(json!(ty))) {
-                let detail = format!("set the tool call's missing type to \"{ty}\", the object it holds");
+                let detail =
+                    format!("set the tool call's missing type to \"{ty}\", the object it holds");
                 fx.note(v.rule, v.path.clone(), "set", detail);
             }
         }
-        Some(Defect::OutputNotText) => {
-            let Some(t) = v.loc.turn else { return };
-            let ptr = fx.chain().turns[t].ptr;
-            let field = match fx.dialect() {
-                Dialect::OpenAiResponses => "output",
-                _ => "content",
-            };
-            let Some(value) = fx.value_at(ptr).and_then(|it| it.get(field)) else {
-                return;
-            };
-            if ptr.item_index().is_some()
-                && fx.set_field(ptr, field, Some(Value::String(value.to_string())))
-            {
-                let detail = "wrote the tool's output object as its JSON text, which the API takes";
-                fx.note(v.rule, v.path.clone(), "set", detail.into());
-            }
-        }
-        Some(Defect::ArgumentsNotString) => {
+        _ => {
             let Some(n) = v.loc.node else { return };
             let ptr = fx.chain().nodes[n].ptr;
             let Some(call) = fx.value_at(ptr) else { return };
@@ -1249,7 +1188,101 @@ fn reshape_the_known_defects(fx: &mut Fixer, v: &Violation) {
                 fx.note(v.rule, v.path.clone(), "set", detail.into());
             }
         }
-        None => {}
+    }
+}
+
+/// A value of the type the API does not take there, written as the one it does: a
+/// tool's input given as its JSON text as the object (Converse, Anthropic, Gemini), a
+/// tool's output given as an object as its JSON text (OpenAI).
+fn write_the_value_as_text_or_object(fx: &mut Fixer, v: &Violation) {
+    if v.defect == Some(Defect::OutputNotText) {
+        let Some(t) = v.loc.turn else { return };
+        let ptr = fx.chain().turns[t].ptr;
+        let field = match fx.dialect() {
+            Dialect::OpenAiResponses => "output",
+            _ => "content",
+        };
+        let Some(value) = fx.value_at(ptr).and_then(|it| it.get(field)) else {
+            return;
+        };
+        if ptr.item_index().is_some()
+            && fx.set_field(ptr, field, Some(Value::String(value.to_string())))
+        {
+            let detail = "wrote the tool's output object as its JSON text, which the API takes";
+            fx.note(v.rule, v.path.clone(), "set", detail.into());
+        }
+        return;
+    }
+    // Only where the string is the object's JSON text: anything else would be
+    // a guess at what the model meant.
+    let Some(n) = v.loc.node else { return };
+    let Some(block) = fx.value_of(n) else { return };
+    let at = match fx.dialect() {
+        Dialect::BedrockConverse => "/toolUse/input",
+        Dialect::Gemini if block.get("function_call").is_some() => "/function_call/args",
+        Dialect::Gemini => "/functionCall/args",
+        _ => "/input",
+    };
+    let Some(Value::String(text)) = block.pointer(at) else {
+        return;
+    };
+    let Ok(parsed @ Value::Object(_)) = serde_json::from_str::<Value>(text) else {
+        return;
+    };
+    let mut block = block.clone();
+    if let Some(slot) = block.pointer_mut(at) {
+        *slot = parsed;
+    }
+    if fx.claim(n) {
+        let detail = "wrote the input's JSON text as the object it holds, as the API takes it";
+        fx.replace_node(n, block, v, "set", detail.into());
+    }
+}
+
+/// An Anthropic message's part of another API written as the block it is.
+fn write_the_foreign_part_as_its_block(fx: &mut Fixer, v: &Violation) {
+    // A part of another API that is an Anthropic block written another way: it
+    // is written as that block, nothing of it lost.
+    let Some(n) = v.loc.node else { return };
+    let Some(block) = fx
+        .value_of(n)
+        .and_then(crate::dialect::anthropic::block_of_foreign_part)
+    else {
+        return;
+    };
+    if fx.claim(n) {
+        let t = block
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let detail =
+            format!("wrote the part of another API as the `{t}` block the Messages API takes");
+        fx.replace_node(n, block, v, "set", detail);
+    }
+}
+
+/// A chat message's `name` in the characters the provider takes.
+fn write_the_message_name_in_its_form(fx: &mut Fixer, v: &Violation) {
+    // The name labels a participant; each refused character becomes `_`, as
+    // the frameworks that met the error now write agent names.
+    let Some(t) = v.loc.turn else { return };
+    let ptr = fx.chain().turns[t].ptr;
+    let Some(Value::String(name)) = fx.value_at(ptr).and_then(|m| m.get("name")) else {
+        return;
+    };
+    let new: String = name
+        .chars()
+        .map(|c| {
+            if crate::profile::name_char_refused(c) {
+                '_'
+            } else {
+                c
+            }
+        })
+        .collect();
+    if ptr.item_index().is_some() && fx.set_field(ptr, "name", Some(json!(new))) {
+        let detail = format!("wrote the message's name `{name}` as `{new}`");
+        fx.note(v.rule, v.path.clone(), "set", detail);
     }
 }
 
