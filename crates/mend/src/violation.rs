@@ -133,6 +133,9 @@ pub(crate) enum Defect {
     /// Converse: a document name the service refuses (characters, length) or that an
     /// earlier document of the request already has.
     DocumentName,
+    /// Anthropic and Converse: an image whose declared type is not the one its bytes
+    /// prove.
+    ImageFormat,
 }
 
 impl Violation {

@@ -591,6 +591,62 @@ pub(crate) fn not_an_object(
     );
 }
 
+/// The image format its first bytes prove, of the four the providers take (`jpeg`, `png`,
+/// `gif`, `webp`), from the start of its base64 text; `None` when they prove none.
+pub(crate) fn image_format_of_base64(data: &str) -> Option<&'static str> {
+    let value = |c: u8| -> Option<u32> {
+        Some(match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' | b'-' => 62,
+            b'/' | b'_' => 63,
+            _ => return None,
+        } as u32)
+    };
+    let text = data.as_bytes().get(..16)?;
+    let mut head = [0u8; 12];
+    for (k, quad) in text.chunks_exact(4).enumerate() {
+        let mut n = 0u32;
+        for &c in quad {
+            n = n << 6 | value(c)?;
+        }
+        head[k * 3..k * 3 + 3].copy_from_slice(&n.to_be_bytes()[1..]);
+    }
+    match head {
+        [0xff, 0xd8, 0xff, ..] => Some("jpeg"),
+        [0x89, b'P', b'N', b'G', ..] => Some("png"),
+        [b'G', b'I', b'F', b'8', ..] => Some("gif"),
+        [b'R', b'I', b'F', b'F', _, _, _, _, b'W', b'E', b'B', b'P'] => Some("webp"),
+        _ => None,
+    }
+}
+
+/// A `malformed` finding for an image whose declared format is not the one its bytes
+/// prove: Anthropic and Bedrock refuse it ("The image was specified using the image/png
+/// media type, but the image appears to be a image/jpeg image"), in every request that
+/// carries it. `path` is the declared type's pointer, `wire` the API's name for the field
+/// (`messages.34.content.0.image.source.base64`), `node` the block the image is in.
+pub(crate) fn image_format_differs(
+    out: &mut Vec<Violation>,
+    (path, wire): (String, String),
+    (declared, proven): (&str, &str),
+    (node, turn): (usize, usize),
+) {
+    out.push(
+        Violation::error(
+            Rule::Malformed,
+            path,
+            format!("the image is declared `{declared}`, but its bytes are a {proven} image"),
+        )
+        .provider(Some(format!(
+            "{wire}: The image was specified using the {declared} media type, but the image appears to be a image/{proven} image"
+        )))
+        .at_node(node, turn)
+        .with_defect(crate::violation::Defect::ImageFormat),
+    );
+}
+
 /// A string other than `""` (without reading a long one: signatures, encrypted reasoning).
 pub(crate) fn nonempty_string<'a, J: Json<'a>>(v: Option<J>) -> bool {
     v.is_some_and(|v| v.is_string() && !v.is_empty_string())

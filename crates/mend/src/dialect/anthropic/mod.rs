@@ -240,6 +240,56 @@ fn map_message<'a, J: Json<'a>>(i: usize, m: J, chain: &mut Chain<'a>, out: &mut
     }
 }
 
+/// Each base64 image of a block (the block itself, or the images in a tool_result's
+/// content) whose `media_type` is not the format its bytes prove.
+fn check_image_types<'a, J: Json<'a>>(
+    i: usize,
+    j: usize,
+    b: J,
+    chain: &Chain<'a>,
+    out: &mut Vec<Violation>,
+) {
+    let p = Ptr::sub(ROOT, i, "content", j);
+    let at = (chain.nodes.len(), chain.turns.len().saturating_sub(1));
+    let mut one = |img: J, rel: String, wire: String| {
+        let Some(src) = img.get("source") else { return };
+        if src.get("type").and_then(J::str) != Some("base64") {
+            return;
+        }
+        let declared = src.get("media_type").and_then(J::str).unwrap_or_default();
+        let proven = src
+            .get("data")
+            .and_then(J::str)
+            .and_then(super::image_format_of_base64);
+        if let Some(proven) = proven.filter(|f| declared.strip_prefix("image/") != Some(f)) {
+            let path = format!("{}{rel}/source/media_type", p.render());
+            super::image_format_differs(out, (path, wire), (declared, proven), at);
+        }
+    };
+    match b.get("type").and_then(J::str) {
+        Some("image") => one(
+            b,
+            String::new(),
+            format!("messages.{i}.content.{j}.image.source.base64"),
+        ),
+        Some("tool_result") => {
+            let inner = b
+                .get("content")
+                .into_iter()
+                .flat_map(|c| c.items().enumerate());
+            for (k, c) in inner {
+                if c.get("type").and_then(J::str) == Some("image") {
+                    let wire = format!(
+                        "messages.{i}.content.{j}.tool_result.content.{k}.image.source.base64"
+                    );
+                    one(c, format!("/content/{k}"), wire);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
 fn map_block<'a, J: Json<'a>>(
     i: usize,
     j: usize,
@@ -248,6 +298,9 @@ fn map_block<'a, J: Json<'a>>(
     out: &mut Vec<Violation>,
 ) {
     let p = Ptr::sub(ROOT, i, "content", j);
+    if b.is_object() {
+        check_image_types(i, j, b, chain, out);
+    }
     if !b.is_object() {
         malformed(
             out,

@@ -200,21 +200,8 @@ fn map_block<'a, J: Json<'a>>(
     }
     if key == "toolResult" {
         check_result_json(i, j, v, p, chain, out);
-        let docs = v
-            .get("content")
-            .into_iter()
-            .flat_map(|c| c.items().enumerate());
-        for (k, c) in docs {
-            if let Some(d) = c.get("document") {
-                let name = d.get("name").and_then(J::str);
-                chain.facts.document_names.push((p, Some(k as u32), name));
-            }
-        }
     }
-    if key == "document" {
-        let name = v.get("name").and_then(J::str);
-        chain.facts.document_names.push((p, None, name));
-    }
+    read_documents_and_images(i, j, (key, v), p, chain, out);
     let kind = match key {
         "text" => match v.text() {
             Some(t) => NodeKind::Text { blank: t.blank },
@@ -375,6 +362,70 @@ pub(crate) fn unique_document_names(msgs: &mut [Value]) {
                 if let Some(doc) = c.get_mut("document") {
                     rename(doc);
                 }
+            }
+        }
+    }
+}
+
+/// The block's documents, by name, into the chain's facts (`document_names`), and each
+/// image of it (or of its toolResult's content) whose `format` is not the one its bytes
+/// prove, as a finding.
+fn read_documents_and_images<'a, J: Json<'a>>(
+    i: usize,
+    j: usize,
+    (key, v): (&str, J),
+    p: Ptr,
+    chain: &mut Chain<'a>,
+    out: &mut Vec<Violation>,
+) {
+    if key == "toolResult" {
+        let docs = v
+            .get("content")
+            .into_iter()
+            .flat_map(|c| c.items().enumerate());
+        for (k, c) in docs {
+            if let Some(d) = c.get("document") {
+                let name = d.get("name").and_then(J::str);
+                chain.facts.document_names.push((p, Some(k as u32), name));
+            }
+        }
+    }
+    if key == "document" {
+        let name = v.get("name").and_then(J::str);
+        chain.facts.document_names.push((p, None, name));
+    }
+    let at = (chain.nodes.len(), chain.turns.len().saturating_sub(1));
+    let mut image = |img: J, rel: String, wire: String| {
+        let declared = img.get("format").and_then(J::str).unwrap_or_default();
+        let bytes = img
+            .get("source")
+            .and_then(|s| s.get("bytes"))
+            .and_then(J::str);
+        if let Some(proven) = bytes.and_then(super::image_format_of_base64) {
+            if declared != proven && !(declared == "jpg" && proven == "jpeg") {
+                let path = format!("{}{rel}/image/format", p.render());
+                let declared = format!("image/{declared}");
+                super::image_format_differs(out, (path, wire), (&declared, proven), at);
+            }
+        }
+    };
+    if key == "image" {
+        image(
+            v,
+            String::new(),
+            format!("messages.{i}.content.{j}.image.source.bytes"),
+        );
+    }
+    if key == "toolResult" {
+        let inner = v
+            .get("content")
+            .into_iter()
+            .flat_map(|c| c.items().enumerate());
+        for (k, c) in inner {
+            if let Some(img) = c.get("image") {
+                let wire =
+                    format!("messages.{i}.content.{j}.toolResult.content.{k}.image.source.bytes");
+                image(img, format!("/toolResult/content/{k}"), wire);
             }
         }
     }
