@@ -378,22 +378,6 @@ fn read_documents_and_images<'a, J: Json<'a>>(
     chain: &mut Chain<'a>,
     out: &mut Vec<Violation>,
 ) {
-    if key == "toolResult" {
-        let docs = v
-            .get("content")
-            .into_iter()
-            .flat_map(|c| c.items().enumerate());
-        for (k, c) in docs {
-            if let Some(d) = c.get("document") {
-                let name = d.get("name").and_then(J::str);
-                chain.facts.document_names.push((p, Some(k as u32), name));
-            }
-        }
-    }
-    if key == "document" {
-        let name = v.get("name").and_then(J::str);
-        chain.facts.document_names.push((p, None, name));
-    }
     let at = (chain.nodes.len(), chain.turns.len().saturating_sub(1));
     let mut image = |img: J, rel: String, wire: String| {
         let declared = img.get("format").and_then(J::str).unwrap_or_default();
@@ -409,25 +393,35 @@ fn read_documents_and_images<'a, J: Json<'a>>(
             }
         }
     };
-    if key == "image" {
-        image(
+    let name = |d: J| d.get("name").and_then(J::str);
+    match key {
+        "document" => chain.facts.document_names.push((p, None, name(v))),
+        "image" => image(
             v,
             String::new(),
             format!("messages.{i}.content.{j}.image.source.bytes"),
-        );
-    }
-    if key == "toolResult" {
-        let inner = v
-            .get("content")
-            .into_iter()
-            .flat_map(|c| c.items().enumerate());
-        for (k, c) in inner {
-            if let Some(img) = c.get("image") {
-                let wire =
-                    format!("messages.{i}.content.{j}.toolResult.content.{k}.image.source.bytes");
-                image(img, format!("/toolResult/content/{k}"), wire);
+        ),
+        "toolResult" => {
+            let inner = v
+                .get("content")
+                .into_iter()
+                .flat_map(|c| c.items().enumerate());
+            for (k, c) in inner {
+                if let Some(d) = c.get("document") {
+                    chain
+                        .facts
+                        .document_names
+                        .push((p, Some(k as u32), name(d)));
+                }
+                if let Some(img) = c.get("image") {
+                    let wire = format!(
+                        "messages.{i}.content.{j}.toolResult.content.{k}.image.source.bytes"
+                    );
+                    image(img, format!("/toolResult/content/{k}"), wire);
+                }
             }
         }
+        _ => {}
     }
 }
 
