@@ -464,9 +464,9 @@ pub struct Facts<'a> {
     /// the API refuses there (not among `cache_points`).
     pub cache_on_thinking: Vec<Ptr>,
     /// Converse: every `document` block's name (`None` when it has no string name), in
-    /// body order, with the content block it is in and, for a document inside a
-    /// `toolResult`, its index in that result's content.
-    pub document_names: Vec<(Ptr, Option<u32>, Option<&'a str>)>,
+    /// body order, with the content block it is in, that block's node, and, for a
+    /// document inside a `toolResult`, its index in that result's content.
+    pub document_names: Vec<(Ptr, usize, Option<u32>, Option<&'a str>)>,
     /// Responses: `store: false`, so the provider keeps no item of this exchange.
     pub store_disabled: bool,
     /// Responses: the `previous_response_id` the request continues, if any.

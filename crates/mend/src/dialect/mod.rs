@@ -13,7 +13,7 @@ use serde_json::Value;
 use std::fmt;
 use std::str::FromStr;
 
-use crate::chain::{Chain, NodeKind, Ptr};
+use crate::chain::{CallKind, Chain, NodeKind, Ptr, Wire};
 use crate::json::{Json, Kind};
 use crate::violation::{Rule, Violation};
 
@@ -427,6 +427,22 @@ pub(crate) struct ReadId<'a> {
     /// The id is there but not a string (a number, an object): reported as `malformed`,
     /// and carried on the chain's node (`id_mistyped`) so no rule reads it as no id.
     pub(crate) mistyped: bool,
+}
+
+impl<'a> ReadId<'a> {
+    /// The node of a result answering this id, with none of the marks only an Anthropic
+    /// `tool_result`'s content sets (`blank_text`, `empty_error`).
+    pub(crate) fn result(self, name: Option<&'a str>, kind: CallKind, wire: Wire) -> NodeKind<'a> {
+        NodeKind::Result {
+            call_id: self.text,
+            name,
+            kind,
+            wire,
+            blank_text: false,
+            empty_error: false,
+            id_mistyped: self.mistyped,
+        }
+    }
 }
 
 /// A call's or result's id (or a Responses item's `id`) as the chain reads it: the

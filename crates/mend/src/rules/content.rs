@@ -2,10 +2,12 @@
 //! the dialect's shape (`malformed`, found mostly by the dialect readers while they map
 //! the wire onto the chain).
 
+use std::collections::HashMap;
+
 use serde_json::{json, Value};
 
 use crate::chain::{NodeKind, Role};
-use crate::dialect::bedrock_converse::{document_name, document_name_is_valid};
+use crate::dialect::bedrock_converse::{document_name, document_name_is_valid, DocumentNames};
 use crate::dialect::Dialect;
 use crate::repair::{Fixer, ERROR_WITHOUT_OUTPUT};
 use crate::violation::{Defect, Rule, Severity, Violation};
@@ -630,8 +632,14 @@ const MAX_CACHE_POINTS: usize = 4;
 /// Anthropic: at most four blocks carry `cache_control`.
 pub(crate) fn cache_breakpoints_fit(ctx: &Ctx, out: &mut Vec<Violation>) {
     let facts = &ctx.chain.facts;
+    // The markers and the nodes are both in body order: one walk finds each marker's node.
+    let mut from = 0;
     for &p in &facts.cache_on_thinking {
-        let node = ctx.chain.nodes.iter().position(|n| n.ptr == p);
+        let node = ctx.chain.nodes[from..]
+            .iter()
+            .position(|n| n.ptr == p)
+            .map(|k| from + k);
+        from = node.map_or(from, |n| n + 1);
         let wire = match node.map(|n| &ctx.chain.nodes[n].kind) {
             Some(NodeKind::Reasoning { redacted: true, .. }) => "redacted_thinking",
             _ => "thinking",
@@ -688,9 +696,10 @@ fn document_path(block: crate::chain::Ptr, nested: Option<u32>) -> String {
 /// Converse: every document's name is one the service takes, and no two documents of the
 /// request share one ("Messages can't contain duplicate document names.").
 pub(crate) fn document_names_fit(ctx: &Ctx, out: &mut Vec<Violation>) {
-    let docs = &ctx.chain.facts.document_names;
-    for (k, &(block, nested, name)) in docs.iter().enumerate() {
+    let mut first: HashMap<&str, String> = HashMap::new();
+    for &(block, node, nested, name) in &ctx.chain.facts.document_names {
         let Some(name) = name else { continue };
+        let path = document_path(block, nested);
         let (message, provider) = if !document_name_is_valid(name) {
             let allowed = |c: char| c.is_ascii_alphanumeric() || " -_()[]".contains(c);
             let why = match name.chars().find(|&c| !allowed(c)) {
@@ -703,20 +712,20 @@ pub(crate) fn document_names_fit(ctx: &Ctx, out: &mut Vec<Violation>) {
                 format!("document name `{name}` {why}"),
                 DOCUMENT_NAME_RULE.to_string(),
             )
-        } else if let Some(&(b, n, _)) = docs[..k].iter().find(|d| d.2 == Some(name)) {
+        } else if let Some(earlier) = first.get(name) {
             (
-                format!("document name `{name}` is already the name of the document at {}", document_path(b, n)),
+                format!("document name `{name}` is already the name of the document at {earlier}"),
                 "Messages can't contain duplicate document names. Rename the document and retry your request.".to_string(),
             )
         } else {
+            first.insert(name, path);
             continue;
         };
-        let v = Violation::error(Rule::Malformed, document_path(block, nested), message)
+        let v = Violation::error(Rule::Malformed, path, message)
             .provider(Some(provider))
             .with_defect(Defect::DocumentName);
-        let node = ctx.chain.nodes.iter().position(|n| n.ptr == block);
-        out.push(match node {
-            Some(n) => v.at_node(n, ctx.chain.nodes[n].turn()),
+        out.push(match ctx.chain.nodes.get(node).filter(|n| n.ptr == block) {
+            Some(n) => v.at_node(node, n.turn()),
             None => v,
         });
     }
@@ -726,73 +735,61 @@ pub(crate) fn document_names_fit(ctx: &Ctx, out: &mut Vec<Violation>) {
 /// and a name an earlier document already has made unique with ` (2)`, ` (3)`, ...; every
 /// block whose names change is written once (the first finding's fix does it all).
 fn name_the_documents_as_converse_takes(fx: &mut Fixer, v: &Violation) {
+    // The first finding's fix wrote every block it names: the others' blocks are done.
+    if v.loc.node.is_some_and(|n| fx.touched.contains(&n)) {
+        return;
+    }
     let docs = fx.chain().facts.document_names.clone();
-    let mut taken: Vec<String> = Vec::new();
-    let mut renamed: Vec<(crate::chain::Ptr, Option<u32>, String, String)> = Vec::new();
-    for &(block, nested, name) in &docs {
-        let Some(name) = name else { continue };
-        let doc = |b: &Value| -> Option<Value> {
-            match nested {
-                Some(k) => b
-                    .pointer(&format!("/toolResult/content/{k}/document"))
-                    .cloned(),
-                None => b.get("document").cloned(),
+    let mut names = DocumentNames::default();
+    // The block being written: its node, its new value, what changed in it, where.
+    let mut block: Option<(usize, Value, Vec<String>, String)> = None;
+    let write = |fx: &mut Fixer, done: Option<(usize, Value, Vec<String>, String)>| {
+        if let Some((n, value, notes, path)) = done {
+            if fx.claim(n) {
+                fx.replace_node_as(n, value, (v.rule, path), "rename", notes.join("; "));
             }
+        }
+    };
+    for (ptr, n, nested, name) in docs {
+        let Some(name) = name else { continue };
+        let at = match nested {
+            Some(k) => format!("/toolResult/content/{k}/document"),
+            None => "/document".to_string(),
         };
-        let node = fx.chain().nodes.iter().position(|n| n.ptr == block);
-        let format = node
-            .and_then(|n| fx.value_of(n))
-            .and_then(doc)
-            .and_then(|d| d.get("format").and_then(Value::as_str).map(str::to_string));
+        let Some(value) = fx
+            .chain()
+            .nodes
+            .get(n)
+            .filter(|m| m.ptr == ptr)
+            .and_then(|_| fx.value_of(n))
+        else {
+            continue;
+        };
+        let format = value
+            .pointer(&format!("{at}/format"))
+            .and_then(Value::as_str);
         let base = match document_name_is_valid(name) {
             true => name.to_string(),
-            false => document_name(name, format.as_deref()),
+            false => document_name(name, format),
         };
-        let mut new = base.clone();
-        let mut k = 2;
-        while taken.contains(&new) {
-            new = format!("{base} ({k})");
-            k += 1;
-        }
-        taken.push(new.clone());
-        if new != name {
-            renamed.push((block, nested, name.to_string(), new));
-        }
-    }
-    let blocks: Vec<crate::chain::Ptr> = renamed.iter().map(|r| r.0).collect();
-    for (i, &block) in blocks.iter().enumerate() {
-        if blocks[..i].contains(&block) {
+        let new = names.unique(&base);
+        if new == name {
             continue;
         }
-        let Some(n) = fx.chain().nodes.iter().position(|m| m.ptr == block) else {
-            continue;
-        };
-        let Some(mut value) = fx.value_of(n).cloned() else {
-            continue;
-        };
-        let mut notes = Vec::new();
-        for (_, nested, old, new) in renamed.iter().filter(|r| r.0 == block) {
-            let at = match nested {
-                Some(k) => format!("/toolResult/content/{k}/document/name"),
-                None => "/document/name".to_string(),
-            };
-            if let Some(slot) = value.pointer_mut(&at) {
+        if block.as_ref().is_none_or(|b| b.0 != n) {
+            let start = (n, value.clone(), Vec::new(), document_path(ptr, nested));
+            write(fx, block.replace(start));
+        }
+        if let Some((_, value, notes, _)) = block.as_mut() {
+            if let Some(slot) = value.pointer_mut(&format!("{at}/name")) {
                 *slot = json!(new);
                 notes.push(format!(
-                    "renamed the document `{old}` to `{new}`, a name Converse takes"
+                    "renamed the document `{name}` to `{new}`, a name Converse takes"
                 ));
             }
         }
-        if !notes.is_empty() && fx.claim(n) {
-            fx.replace_node_as(
-                n,
-                value,
-                (v.rule, document_path(block, renamed[i].1)),
-                "rename",
-                notes.join("; "),
-            );
-        }
     }
+    write(fx, block);
 }
 
 /// Anthropic: the final assistant message (a prefill) does not end with white space.
@@ -1137,42 +1134,66 @@ fn reshape_the_known_defects(fx: &mut Fixer, v: &Violation) {
     }
 }
 
-/// An image declared as another format than its bytes prove gets the proven one (the
-/// bytes are what the provider reads; the declaration was a label).
+/// Each image of the finding's block (the block itself, or the images of its tool
+/// result's content) declared as another format than its bytes prove gets the proven one
+/// (the bytes are what the provider reads; the declaration was a label). The block is
+/// read again, not the finding's pointer: one write answers all its images' findings.
 fn declare_the_image_as_its_bytes_are(fx: &mut Fixer, v: &Violation) {
-    let Some(n) = v.loc.node else { return };
-    let block_path = fx.chain().nodes[n].ptr.render();
-    let Some(rel) = v.path.strip_prefix(&block_path) else {
+    let Some(n) = v.loc.node.filter(|n| !fx.touched.contains(n)) else {
         return;
     };
     let Some(mut block) = fx.value_of(n).cloned() else {
         return;
     };
-    let (parent, field) = rel.rsplit_once('/').unwrap_or_default();
     let converse = fx.dialect() == Dialect::BedrockConverse;
-    let data = match converse {
-        true => "/source/bytes",
-        false => "/data",
+    // Where a block keeps its image(s) (Anthropic's type and bytes sit in `source`), and
+    // the field that declares the type.
+    let (own, nested, field) = match converse {
+        true => ("/image", "/toolResult/content", "format"),
+        false => ("/source", "/content", "media_type"),
     };
-    let Some(proven) = block
-        .pointer(&format!("{parent}{data}"))
-        .and_then(Value::as_str)
-        .and_then(crate::dialect::image_format_of_base64)
-    else {
-        return;
-    };
-    let declared = match converse {
-        true => proven.to_string(),
-        false => format!("image/{proven}"),
-    };
-    let Some(Value::Object(holder)) = block.pointer_mut(parent) else {
-        return;
-    };
-    let old = holder.insert(field.to_string(), json!(declared));
-    if fx.claim(n) {
-        let old = old.as_ref().and_then(Value::as_str).unwrap_or("nothing");
-        let detail = format!("declared the image as `{declared}`, what its bytes are, not `{old}`");
-        fx.replace_node(n, block, v, "set", detail);
+    let count = block
+        .pointer(nested)
+        .and_then(Value::as_array)
+        .map_or(0, Vec::len);
+    let images = std::iter::once(own.to_string()).chain((0..count).map(|k| match converse {
+        true => format!("{nested}/{k}/image"),
+        false => format!("{nested}/{k}/source"),
+    }));
+    let mut notes = Vec::new();
+    for at in images {
+        let Some(Value::Object(image)) = block.pointer_mut(&at) else {
+            continue;
+        };
+        let bytes = match converse {
+            true => image.get("source").and_then(|s| s.get("bytes")),
+            false => image.get("data"),
+        };
+        let Some(proven) = bytes
+            .and_then(Value::as_str)
+            .and_then(crate::dialect::image_format_of_base64)
+        else {
+            continue;
+        };
+        let declared = match converse {
+            true => proven.to_string(),
+            false => format!("image/{proven}"),
+        };
+        let old = image
+            .get(field)
+            .and_then(Value::as_str)
+            .unwrap_or("nothing")
+            .to_string();
+        if old == declared || (converse && old == "jpg" && proven == "jpeg") {
+            continue;
+        }
+        image.insert(field.to_string(), json!(declared));
+        notes.push(format!(
+            "declared the image as `{declared}`, what its bytes are, not `{old}`"
+        ));
+    }
+    if !notes.is_empty() && fx.claim(n) {
+        fx.replace_node(n, block, v, "set", notes.join("; "));
     }
 }
 

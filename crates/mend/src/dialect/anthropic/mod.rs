@@ -395,15 +395,7 @@ fn map_block<'a, J: Json<'a>>(
         }
         t if t.ends_with("_tool_result") => {
             let id = block_id(i, j, b, ty, "tool_use_id", p, out);
-            NodeKind::Result {
-                call_id: id.text,
-                name: None,
-                kind: CallKind::Server,
-                wire: chain.wire(t),
-                blank_text: false,
-                empty_error: false,
-                id_mistyped: id.mistyped,
-            }
+            id.result(None, CallKind::Server, chain.wire(t))
         }
         "thinking" => {
             if !b.get("thinking").is_some_and(J::is_string) {

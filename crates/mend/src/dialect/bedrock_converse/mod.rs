@@ -248,19 +248,12 @@ fn map_block<'a, J: Json<'a>>(
         }
         "toolResult" => {
             let id = member_id(v, key, "toolUseId", p, out);
-            NodeKind::Result {
-                call_id: id.text,
-                id_mistyped: id.mistyped,
-                name: None,
-                // Server tool results carry their own `type` (Nova's code interpreter).
-                kind: match s("type") {
-                    Some(t) if t != "tool_result" => CallKind::Server,
-                    _ => CallKind::Client,
-                },
-                wire: chain.wire("toolResult"),
-                blank_text: false,
-                empty_error: false,
-            }
+            // Server tool results carry their own `type` (Nova's code interpreter).
+            let kind = match s("type") {
+                Some(t) if t != "tool_result" => CallKind::Server,
+                _ => CallKind::Client,
+            };
+            id.result(None, kind, chain.wire("toolResult"))
         }
         "reasoningContent" => match reasoning(v, chain) {
             Some(kind) => kind,
@@ -329,23 +322,37 @@ pub(crate) fn document_name(name: &str, format: Option<&str>) -> String {
     }
 }
 
-/// Gives the documents of written messages names no earlier document has (` (2)`,
-/// ` (3)`, ...): Converse refuses a request where two share one ("Messages can't
-/// contain duplicate document names.", maximhq/bifrost#7003, where every unnamed
-/// document became `document`).
-pub(crate) fn unique_document_names(msgs: &mut [Value]) {
-    let mut taken: Vec<String> = Vec::new();
-    let mut rename = |doc: &mut Value| {
-        let Some(Value::String(name)) = doc.get_mut("name") else {
-            return;
-        };
-        let base = name.clone();
-        let mut k = 2;
-        while taken.contains(name) {
-            *name = format!("{base} ({k})");
-            k += 1;
+/// The document names of a request so far, in body order: Converse refuses a request
+/// where two documents share one ("Messages can't contain duplicate document names.",
+/// maximhq/bifrost#7003, where every unnamed document became `document`).
+#[derive(Default)]
+pub(crate) struct DocumentNames {
+    taken: std::collections::HashSet<String>,
+    /// For each name, the number its next copy tries (so many copies cost a step each).
+    next: std::collections::HashMap<String, usize>,
+}
+
+impl DocumentNames {
+    /// `base`, or `base (2)`, `base (3)`, ... when an earlier document has it; taken.
+    pub(crate) fn unique(&mut self, base: &str) -> String {
+        let next = self.next.entry(base.to_string()).or_insert(2);
+        let mut name = base.to_string();
+        while self.taken.contains(&name) {
+            name = format!("{base} ({next})");
+            *next += 1;
         }
-        taken.push(name.clone());
+        self.taken.insert(name.clone());
+        name
+    }
+}
+
+/// Gives the documents of written messages names no earlier document has.
+pub(crate) fn unique_document_names(msgs: &mut [Value]) {
+    let mut names = DocumentNames::default();
+    let mut rename = |doc: &mut Value| {
+        if let Some(Value::String(name)) = doc.get_mut("name") {
+            *name = names.unique(name);
+        }
     };
     for m in msgs {
         let Some(Value::Array(blocks)) = m.get_mut("content") else {
@@ -395,7 +402,7 @@ fn read_documents_and_images<'a, J: Json<'a>>(
     };
     let name = |d: J| d.get("name").and_then(J::str);
     match key {
-        "document" => chain.facts.document_names.push((p, None, name(v))),
+        "document" => chain.facts.document_names.push((p, at.0, None, name(v))),
         "image" => image(
             v,
             String::new(),
@@ -411,7 +418,7 @@ fn read_documents_and_images<'a, J: Json<'a>>(
                     chain
                         .facts
                         .document_names
-                        .push((p, Some(k as u32), name(d)));
+                        .push((p, at.0, Some(k as u32), name(d)));
                 }
                 if let Some(img) = c.get("image") {
                     let wire = format!(

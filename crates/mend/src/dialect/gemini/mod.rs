@@ -227,15 +227,8 @@ fn map_part<'a, J: Json<'a>>(
         struct_response(i, j, p, fr, pptr, chain, out);
         unknown_fields(i, j, key, fr, RESPONSE_FIELDS, chain, out);
         let id = member_id(fr, key, "id", pptr, out);
-        NodeKind::Result {
-            call_id: id.text,
-            name: fr.get("name").and_then(J::str),
-            kind: CallKind::Client,
-            wire: chain.wire("functionResponse"),
-            blank_text: false,
-            empty_error: false,
-            id_mistyped: id.mistyped,
-        }
+        let name = fr.get("name").and_then(J::str);
+        id.result(name, CallKind::Client, chain.wire("functionResponse"))
     } else if let Some(t) = text {
         match t.kind() {
             Kind::String if thought => NodeKind::Reasoning {

@@ -381,19 +381,9 @@ fn map_result<'a, J: Json<'a>>(
         )
     });
     let name = f.name.and_then(J::str);
-    let wire = chain.wire(wire_role);
-    chain.push(
-        NodeKind::Result {
-            call_id: call_id.text,
-            name: if wire_role == "function" { name } else { None },
-            kind: CallKind::Client,
-            wire,
-            blank_text: false,
-            empty_error: false,
-            id_mistyped: call_id.mistyped,
-        },
-        ptr,
-    );
+    let name = if wire_role == "function" { name } else { None };
+    let node = call_id.result(name, CallKind::Client, chain.wire(wire_role));
+    chain.push(node, ptr);
 }
 
 fn map_call<'a, J: Json<'a>>(

@@ -303,19 +303,8 @@ fn map_output<'a, J: Json<'a>>(
 
 /// A client result's node (an output item, an approval response, a chat tool message).
 fn push_result<'a>(chain: &mut Chain<'a>, call_id: ReadId<'a>, wire: &'a str, ptr: Ptr) {
-    let wire = chain.wire(wire);
-    chain.push(
-        NodeKind::Result {
-            call_id: call_id.text,
-            name: None,
-            kind: CallKind::Client,
-            wire,
-            blank_text: false,
-            empty_error: false,
-            id_mistyped: call_id.mistyped,
-        },
-        ptr,
-    );
+    let node = call_id.result(None, CallKind::Client, chain.wire(wire));
+    chain.push(node, ptr);
 }
 
 /// A call item's node: (call id, name, item id), its kind and wire type.
