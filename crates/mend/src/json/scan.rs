@@ -195,14 +195,41 @@ const SIMPLE_ESCAPES: [u8; 256] = {
     t
 };
 
+/// The four hex digits at `at` as a number; `None` unless all four are hex digits.
+/// A table lookup per digit: Python's `json.dumps` writes every non-ASCII character as
+/// `\uXXXX`, so bodies can hold thousands of them.
+#[inline]
 fn hex4(src: &[u8], at: usize) -> Option<u32> {
-    let digits = src.get(at..at + 4)?;
-    let text = std::str::from_utf8(digits).ok()?;
-    if !text.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return None; // from_str_radix would take a sign
+    let digits = src.get(at..at.checked_add(4)?)?;
+    let mut code = 0u32;
+    for &d in digits {
+        let v = HEX[usize::from(d)];
+        if v == NOT_HEX {
+            return None;
+        }
+        code = code << 4 | u32::from(v);
     }
-    u32::from_str_radix(text, 16).ok()
+    Some(code)
 }
+
+const NOT_HEX: u8 = 0xff;
+
+/// For each byte, the value of the hex digit it is, or [`NOT_HEX`].
+const HEX: [u8; 256] = {
+    let mut t = [NOT_HEX; 256];
+    let mut i = 0;
+    while i < 10 {
+        t[b'0' as usize + i] = i as u8;
+        i += 1;
+    }
+    let mut i = 0;
+    while i < 6 {
+        t[b'a' as usize + i] = 10 + i as u8;
+        t[b'A' as usize + i] = 10 + i as u8;
+        i += 1;
+    }
+    t
+};
 
 /// The end of the escape at `at` (a backslash) and the character it stands for; a
 /// surrogate must be a whole pair.
@@ -414,6 +441,22 @@ mod tests {
                 assert_eq!(escaped_blank(&raw), text.blank, "{raw}");
             }
         }
+    }
+
+    #[test]
+    fn hex4_reads_exactly_four_hex_digits() {
+        for code in [0u32, 0x9, 0xa, 0xf, 0x00e9, 0xd83d, 0xffff, 0xABCD] {
+            for text in [format!("{code:04x}"), format!("{code:04X}")] {
+                assert_eq!(hex4(text.as_bytes(), 0), Some(code), "{text}");
+            }
+        }
+        for bad in [
+            "", "12", "123", "12g4", "+123", "-123", " 123", "12 3", "0x12", "\u{e9}00",
+        ] {
+            assert_eq!(hex4(bad.as_bytes(), 0), None, "{bad:?}");
+        }
+        assert_eq!(hex4(b"xx00e9", 2), Some(0xe9));
+        assert_eq!(hex4(b"00e9", usize::MAX - 1), None);
     }
 
     #[test]
