@@ -121,6 +121,49 @@ fn declines_what_it_leaves_to_serde_json() {
 }
 
 #[test]
+fn a_duplicate_key_is_found_whatever_its_length_and_place() {
+    // Keys that share a length and their first eight bytes and differ after them, keys
+    // that differ in one byte, and keys ending at the last bytes of the body (where the
+    // eight-byte read falls back to a shorter one).
+    let keys = [
+        "",
+        "a",
+        "b",
+        "ab",
+        "ba",
+        "type",
+        "text",
+        "role",
+        "name",
+        "tool_cal",
+        "tool_cam",
+        "tool_calls",
+        "tool_callz",
+        "tool_call_id",
+        "tool_call_ix",
+        "é",
+        "ée",
+    ];
+    for a in keys {
+        for b in keys {
+            for (text, dup) in [
+                (format!(r#"{{"{a}":1,"{b}":2}}"#), a == b),
+                (format!(r#"{{"{a}":{{"{b}":1}},"{b}":2}}"#), a == b),
+                (format!(r#"{{"{a}":{{"{b}":1,"z":2}}}}"#), false),
+                (format!(r#"{{"x":0,"{a}":1,"y":[],"{b}":2}}"#), a == b),
+            ] {
+                assert_eq!(!accepts(&text), dup, "{text}");
+            }
+        }
+    }
+    // Past sixteen keys the check hashes the whole keys.
+    let long: Vec<String> = (0..20)
+        .map(|i| format!(r#""same_first_8_{i}":1"#))
+        .collect();
+    assert!(accepts(&format!("{{{}}}", long.join(","))));
+}
+
+#[test]
 fn a_tape_entry_stays_sixteen_bytes() {
     // At a check's peak the tape is alive with the body and the chain: on a 60 MB body
     // at 20 bytes an entry and an entry per key it was half the body's size.
