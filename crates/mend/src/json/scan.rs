@@ -140,42 +140,109 @@ fn first_stop_within_16(_src: &[u8], _from: usize) -> Option<usize> {
     None
 }
 
-/// The full scan of a string (see [`string_end`]).
+/// The full scan of a string (see [`string_end`]), sixteen bytes at a time: the stops of
+/// a window (`"`, `\`, control characters) are taken one after another from its mask,
+/// a two-byte escape clearing the bits it covers, so text with an escape every few
+/// dozen bytes is not loaded and compared again after each.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 #[inline(never)]
 fn string_end_scanned(src: &[u8], start: usize) -> Option<Scanned> {
+    let mut s = Escapes::new(start);
     let mut i = start;
-    let mut escaped = false;
-    // What the escapes took beyond the characters they stand for.
-    let mut saved = 0;
-    // Where the last escape ended, and the character it stands for.
-    let mut last = (usize::MAX, '\0');
+    let last_window = src.len().saturating_sub(16);
+    'windows: while i <= last_window {
+        let Some(chunk) = src
+            .get(i..i + 16)
+            .and_then(|c| <[u8; 16]>::try_from(c).ok())
+        else {
+            break;
+        };
+        let mut mask = stops_16(chunk) as u32;
+        while mask != 0 {
+            let at = i + mask.trailing_zeros() as usize;
+            match src[at] {
+                b'"' => return Some(s.closed_at(at)),
+                b'\\' => {
+                    let after = s.escape(src, at)?;
+                    let covered = after - i;
+                    if covered >= 16 {
+                        i = after;
+                        continue 'windows;
+                    }
+                    mask &= u32::MAX << covered;
+                }
+                _ => return None,
+            }
+        }
+        i += 16;
+    }
+    scan_rest(src, i, s)
+}
+
+/// [`string_end_scanned`] where there is no SSE2: stop by stop.
+#[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+fn string_end_scanned(src: &[u8], start: usize) -> Option<Scanned> {
+    scan_rest(src, start, Escapes::new(start))
+}
+
+/// The rest of a string from `i`, one stop at a time (the last bytes of the SSE2 scan,
+/// and the whole scan elsewhere).
+#[inline(never)]
+fn scan_rest(src: &[u8], mut i: usize, mut s: Escapes) -> Option<Scanned> {
     loop {
         i = next_special(src, i);
         match *src.get(i)? {
-            b'"' => {
-                return Some(Scanned {
-                    end: i,
-                    escaped,
-                    len: i - start - saved,
-                    last_escaped: (last.0 == i).then_some(last.1),
-                });
-            }
-            b'\\' => {
-                escaped = true;
-                // `\n` and its kin (two bytes for one) by a table; `\u` by escape_end.
-                let simple = SIMPLE_ESCAPES[usize::from(*src.get(i + 1)?)];
-                if simple != 0 {
-                    saved += 1;
-                    i += 2;
-                    last = (i, char::from(simple));
-                    continue;
-                }
-                let (next, c) = escape_end(src, i)?;
-                saved += next - i - c.len_utf8();
-                i = next;
-                last = (i, c);
-            }
+            b'"' => return Some(s.closed_at(i)),
+            b'\\' => i = s.escape(src, i)?,
             _ => return None,
+        }
+    }
+}
+
+/// What a scan has learnt of a string's escapes so far.
+struct Escapes {
+    start: usize,
+    escaped: bool,
+    /// What the escapes took beyond the characters they stand for.
+    saved: usize,
+    /// Where the last escape ended, and the character it stands for.
+    last: (usize, char),
+}
+
+impl Escapes {
+    fn new(start: usize) -> Escapes {
+        Escapes {
+            start,
+            escaped: false,
+            saved: 0,
+            last: (usize::MAX, '\0'),
+        }
+    }
+
+    /// The escape at `at` (a backslash), checked and counted; where it ends.
+    #[inline(always)]
+    fn escape(&mut self, src: &[u8], at: usize) -> Option<usize> {
+        self.escaped = true;
+        // `\n` and its kin (two bytes for one) by a table; `\u` by escape_end.
+        let simple = SIMPLE_ESCAPES[usize::from(*src.get(at + 1)?)];
+        if simple != 0 {
+            self.saved += 1;
+            self.last = (at + 2, char::from(simple));
+            return Some(at + 2);
+        }
+        let (next, c) = escape_end(src, at)?;
+        self.saved += next - at - c.len_utf8();
+        self.last = (next, c);
+        Some(next)
+    }
+
+    /// The string, closed by the quote at `end`.
+    fn closed_at(&self, end: usize) -> Scanned {
+        Scanned {
+            end,
+            escaped: self.escaped,
+            len: end - self.start - self.saved,
+            last_escaped: (self.last.0 == end).then_some(self.last.1),
         }
     }
 }
@@ -416,6 +483,47 @@ mod tests {
                     src.push(b'"');
                     for from in 0..=before.min(3) {
                         assert_eq!(string_end(&src, from), string_end_scanned(&src, from));
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_window_scan_agrees_with_the_stop_by_stop_scan() {
+        // Escapes of every kind, quotes and control characters at every offset around
+        // the sixteen-byte windows, alone and in runs that straddle a window's end.
+        let pieces: [&[u8]; 12] = [
+            b"\\n",
+            b"\\\"",
+            b"\\\\",
+            b"\\\\\\\"",
+            b"\\u00e9",
+            b"\\ud83d\\ude00",
+            b"\\ud83d",
+            b"\\x",
+            b"\"",
+            b"\n",
+            b"\xc3\xa9",
+            b"\\",
+        ];
+        for before in 0..34 {
+            for (a, first) in pieces.iter().enumerate() {
+                for second in pieces.iter().skip(a % 3) {
+                    for gap in [0, 1, 7, 13, 14, 15, 16, 17] {
+                        let mut src = vec![b'a'; before];
+                        src.extend_from_slice(first);
+                        src.extend(std::iter::repeat_n(b'b', gap));
+                        src.extend_from_slice(second);
+                        src.extend(std::iter::repeat_n(b'c', 20));
+                        src.push(b'"');
+                        for from in [0, before.min(1), before.min(5)] {
+                            let want = scan_rest(&src, from, Escapes::new(from));
+                            assert_eq!(string_end_scanned(&src, from), want, "{src:?} from {from}");
+                        }
+                        src.truncate(src.len() - 21); // unterminated, ending in the pieces
+                        let want = scan_rest(&src, 0, Escapes::new(0));
+                        assert_eq!(string_end_scanned(&src, 0), want, "{src:?}");
                     }
                 }
             }
