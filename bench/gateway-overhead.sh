@@ -6,7 +6,9 @@
 # dialect (the corpus's valid tool-loop histories, `examples/gen_corpus.rs`), direct to
 # the mock, through a bare forwarding proxy (`bare`, `examples/bare_proxy.rs`: read the
 # body whole, forward it, stream the answer back, nothing else, on mend's stack and
-# runtime settings: the floor of any proxy on this machine), through mend in `off` (the
+# runtime settings: the floor of any proxy on this machine), through the same proxy
+# running one `mend::check` of each body before it sends it (`bare-check`: the floor of
+# a proxy that checks first, as `repair` must), through mend in `off` (the
 # proxy path without the check), in `observe` (the default mode) and in `repair` are run
 # in turn, ROUNDS times (ABCDEABCDE...), at 1 and at 16 connections:
 #   added p50  = median over the rounds of (p50 through mend - p50 direct of that round)
@@ -58,6 +60,7 @@ OFF_PORT="${OFF_PORT:-19403}"
 OBSERVE_PORT="${OBSERVE_PORT:-19401}"
 REPAIR_PORT="${REPAIR_PORT:-19402}"
 BARE_PORT="${BARE_PORT:-19404}"
+BARE_CHECK_PORT="${BARE_CHECK_PORT:-19405}"
 BASE_PORT_OFFSET="${BASE_PORT_OFFSET:-10}"
 MODES="${MODES:-off observe repair}"
 . "$root/bench/lib.sh"
@@ -122,6 +125,12 @@ run_layout() {
   lpids+=($!)
   local targets=(--target "direct=127.0.0.1:$MOCK_PORT" --target "bare=127.0.0.1:$BARE_PORT"
     --cpu-pid "bare=$!") ports=("$MOCK_PORT" "$BARE_PORT")
+  # The floor of a proxy that checks before it sends: the bare proxy and mend's check.
+  "${pin_mend[@]}" "$bin/examples/bare_proxy" "127.0.0.1:$BARE_CHECK_PORT" "127.0.0.1:$MOCK_PORT" \
+    --check >/dev/null &
+  lpids+=($!)
+  targets+=(--target "bare-check=127.0.0.1:$BARE_CHECK_PORT" --cpu-pid "bare-check=$!")
+  ports+=("$BARE_CHECK_PORT")
   local builds=("$mend_bin:") mode port name
   [ -n "$base_bin" ] && builds+=("$base_bin:base-")
   for build in "${builds[@]}"; do
@@ -207,7 +216,7 @@ try:
 except OSError:
     load = "?"
 layouts = [l for l in dict.fromkeys(r["layout"] for r in runs)]
-order = ["bare", "off", "observe", "repair"]
+order = ["bare", "bare-check", "off", "observe", "repair"]
 named = set(r["target"] for r in runs) - {"direct"}
 modes = [m for m in order if m in named] + [f"base-{m}" for m in order if f"base-{m}" in named]
 dialects = [d for d in dict.fromkeys(r["dialect"] for r in runs)]
@@ -220,7 +229,8 @@ lines = ["# What mend serve adds, against an upstream that costs nothing", "",
          f"mend's modes alternate, {rounds} round(s); figures are medians over the rounds of each round's difference or ratio. "
          f"Layouts: `shared` nothing pinned; `split` mend on CPU 1, mock and load on CPU 0. "
          f"`bare` is the floor of any proxy here: `examples/bare_proxy.rs` reads the body whole, forwards it and streams "
-         f"the answer back, nothing else, on mend's stack and runtime settings. "
+         f"the answer back, nothing else, on mend's stack and runtime settings; `bare-check` is the same proxy "
+         f"running one `mend::check` of each body before it sends it: the floor of a proxy that checks first. "
          f"Mode `off` is mend's proxy path without looking at the body. "
          f"CPU/request: mend's user + system time over the run divided by its requests.", ""]
 targets = []
@@ -254,11 +264,13 @@ for mode in ["observe", "repair"]:
         value = p[key] / 1000 if key == "added_p50" else p[key]
         detail = (f"direct p50 {ms(p['direct_p50'])}, mend p50 {ms(p['mend_p50'])}" if key == "added_p50"
                   else f"direct {p['direct_rps']:.0f} rps, mend {p['mend_rps']:.0f} rps")
-        # The floor: the bare proxy's figure for the same dialect, connections and rounds.
-        floor = pair(target_layout, d, "bare", c)
-        if floor:
-            detail += (f"; floor (bare proxy) {floor[key] / 1000:.3f} ms added" if key == "added_p50"
-                       else f"; floor (bare proxy) {floor[key]:.2f} of direct")
+        # The floors: the bare proxy's figure for the same dialect, connections and rounds,
+        # and the bare proxy's with mend's check before it sends.
+        for name, what in [("bare", "bare proxy"), ("bare-check", "bare proxy + check")]:
+            floor = pair(target_layout, d, name, c)
+            if floor:
+                detail += (f"; floor ({what}) {floor[key] / 1000:.3f} ms added" if key == "added_p50"
+                           else f"; floor ({what}) {floor[key]:.2f} of direct")
         targets.append({"target": 5,
                         "label": f"gateway {fmt}, {mode} mode, 200 KB (worst: {d}; layout {target_layout})",
                         "ratio": round(value, 3), "budget": budget, "met": bool(ok(p[key])),

@@ -2,7 +2,8 @@
 //! forwarding proxy that does nothing else, on the stack and runtime settings mend uses.
 //!
 //! ```sh
-//! bare_proxy 127.0.0.1:19404 127.0.0.1:19400   # LISTEN UPSTREAM
+//! bare_proxy 127.0.0.1:19404 127.0.0.1:19400           # LISTEN UPSTREAM
+//! bare_proxy 127.0.0.1:19405 127.0.0.1:19400 --check   # the same, and mend's check
 //! ```
 //!
 //! Every request is read whole, then sent with its method, path, query and headers
@@ -13,6 +14,12 @@
 //! both sides have `TCP_NODELAY`.
 //! No routing, no check, no logging, no metrics: what a proxy costs on this machine,
 //! measured in the same rounds as direct and mend. Loopback addresses only.
+//!
+//! With `--check` (the `bare-check` row), each body is also judged by one
+//! `mend::check` of its bytes, in the dialect its path names, before it is forwarded,
+//! and the verdict is dropped: the floor of any proxy that checks before sending (as
+//! mend's `repair` mode must) with mend's check, so that what mend adds beyond it is
+//! the gateway's own cost, and what it adds below it can only come from a faster check.
 
 #[path = "support/loopback.rs"]
 mod support;
@@ -42,8 +49,14 @@ type Answer = Response<Either<Incoming, Full<Bytes>>>;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    let usage = "usage: bare_proxy LISTEN UPSTREAM [--check]";
     let (Some(listen), Some(upstream)) = (args.first(), args.get(1)) else {
-        fail("usage: bare_proxy LISTEN UPSTREAM");
+        fail(usage);
+    };
+    let check = match args.get(2).map(String::as_str) {
+        None => false,
+        Some("--check") if args.len() == 3 => true,
+        Some(_) => fail(usage),
     };
     let (listen, upstream) = match (loopback(listen), loopback(upstream)) {
         (Ok(l), Ok(u)) => (l, u),
@@ -57,7 +70,7 @@ fn main() {
         Ok(rt) => rt,
         Err(e) => fail(&e.to_string()),
     };
-    if let Err(e) = rt.block_on(serve(listen, upstream)) {
+    if let Err(e) = rt.block_on(serve(listen, upstream, check)) {
         fail(&e);
     }
 }
@@ -67,7 +80,7 @@ fn fail(e: &str) -> ! {
     std::process::exit(2)
 }
 
-async fn serve(listen: SocketAddr, upstream: SocketAddr) -> Result<(), String> {
+async fn serve(listen: SocketAddr, upstream: SocketAddr, check: bool) -> Result<(), String> {
     let listener = TcpListener::bind(listen)
         .await
         .map_err(|e| format!("{listen}: {e}"))?;
@@ -87,7 +100,7 @@ async fn serve(listen: SocketAddr, upstream: SocketAddr) -> Result<(), String> {
         tokio::spawn(async move {
             let service = hyper::service::service_fn(move |req: Request<Incoming>| {
                 let (client, host) = (client.clone(), host.clone());
-                async move { Ok::<_, Infallible>(forward(&client, upstream, host, req).await) }
+                async move { Ok::<_, Infallible>(forward(&client, upstream, host, check, req).await) }
             });
             let _ = hyper::server::conn::http1::Builder::new()
                 .keep_alive(true)
@@ -102,12 +115,20 @@ async fn forward(
     client: &Upstream,
     upstream: SocketAddr,
     host: HeaderValue,
+    check: bool,
     req: Request<Incoming>,
 ) -> Answer {
     let (mut parts, body) = req.into_parts();
     let Ok(body) = body.collect().await.map(|b| b.to_bytes()) else {
         return status(StatusCode::BAD_REQUEST);
     };
+    if check {
+        let opts = mend::CheckOptions {
+            dialect: dialect_of(parts.uri.path()),
+            ..mend::CheckOptions::default()
+        };
+        std::hint::black_box(mend::check(&body, &opts).map(|r| r.valid()).ok());
+    }
     let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
     let Ok(uri) = format!("http://{upstream}{path}").parse::<Uri>() else {
         return status(StatusCode::BAD_REQUEST);
@@ -121,6 +142,20 @@ async fn forward(
         Ok(answer) => answer.map(Either::Left),
         Err(_) => status(StatusCode::BAD_GATEWAY),
     }
+}
+
+/// The dialect of the endpoints `bench/gateway-overhead.sh` calls (`None`: detected
+/// from the body).
+fn dialect_of(path: &str) -> Option<mend::Dialect> {
+    use mend::Dialect;
+    Some(match path {
+        "/v1/chat/completions" => Dialect::OpenAiChat,
+        "/v1/responses" => Dialect::OpenAiResponses,
+        "/v1/messages" => Dialect::Anthropic,
+        p if p.starts_with("/v1beta/models/") => Dialect::Gemini,
+        p if p.starts_with("/model/") => Dialect::BedrockConverse,
+        _ => return None,
+    })
 }
 
 fn status(code: StatusCode) -> Answer {
