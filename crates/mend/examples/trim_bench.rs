@@ -19,7 +19,10 @@
 //! gateway case: the same conversation trimmed again), and, in a pass of its own after
 //! each cold round, counting alone (`micros_count`): every history item and request field
 //! through the counter trim picks, as a cold trim counts them, no check and no output,
-//! the floor of a cold trim. The output of each trim is judged with `mend::check_value`.
+//! the floor of a cold trim; and in the same pass counting with the two checks a trim
+//! makes (`micros_count_checked`: `check_value` of the input and of the trimmed output,
+//! made before any timing), the floor of a trim that verifies what it hands on. The
+//! output of each trim is judged with `mend::check_value`.
 //! One JSON line per conversation on stdout.
 //!
 //! First mode times the very first `trim` of a process (record `--index` of the corpus,
@@ -224,11 +227,21 @@ fn run_trim(args: &Args) -> Res<()> {
     // reason.
     let mut cold: Vec<Vec<f64>> = vec![Vec::with_capacity(args.reps); corpus.len()];
     let mut counting: Vec<Vec<f64>> = vec![Vec::with_capacity(args.reps); corpus.len()];
+    let mut counting_checked: Vec<Vec<f64>> = vec![Vec::with_capacity(args.reps); corpus.len()];
     let items: Vec<(Counter, Vec<&Value>)> = corpus
         .iter()
         .map(|rec| rec.get("body").map(counted_items))
         .collect::<Option<_>>()
         .ok_or("a corpus record has no `body`")?;
+    // What each trim hands on, for the floor's second check.
+    let outputs: Vec<Value> = corpus
+        .iter()
+        .map(|rec| {
+            let body = rec.get("body").ok_or("a corpus record has no `body`")?;
+            Ok(trim(body, &opts_for(budget_of(rec)?))?.body)
+        })
+        .collect::<Res<_>>()?;
+    let check_opts = chat_opts();
     for _ in 0..args.reps {
         for (rec, times) in corpus.iter().zip(cold.iter_mut()) {
             let body = rec.get("body").ok_or("a corpus record has no `body`")?;
@@ -242,9 +255,29 @@ fn run_trim(args: &Args) -> Res<()> {
             std::hint::black_box(counter.count_items(std::hint::black_box(its).iter().copied()));
             times.push(t0.elapsed().as_secs_f64() * 1e6);
         }
+        for (((rec, (counter, its)), output), times) in corpus
+            .iter()
+            .zip(&items)
+            .zip(&outputs)
+            .zip(counting_checked.iter_mut())
+        {
+            let body = rec.get("body").ok_or("a corpus record has no `body`")?;
+            let t0 = Instant::now();
+            std::hint::black_box(mend::check_value(std::hint::black_box(body), &check_opts)?);
+            std::hint::black_box(counter.count_items(std::hint::black_box(its).iter().copied()));
+            std::hint::black_box(mend::check_value(
+                std::hint::black_box(output),
+                &check_opts,
+            )?);
+            times.push(t0.elapsed().as_secs_f64() * 1e6);
+        }
     }
-    for (((rec, mut times), mut count_times), (counter, its)) in
-        corpus.iter().zip(cold).zip(counting).zip(&items)
+    for ((((rec, mut times), mut count_times), mut checked_times), (counter, its)) in corpus
+        .iter()
+        .zip(cold)
+        .zip(counting)
+        .zip(counting_checked)
+        .zip(&items)
     {
         let body = rec.get("body").ok_or("a corpus record has no `body`")?;
         let id = rec.get("id").cloned().unwrap_or(Value::Null);
@@ -296,6 +329,7 @@ fn run_trim(args: &Args) -> Res<()> {
             "micros": median(&mut times),
             "micros_cached": median(&mut cached),
             "micros_count": median(&mut count_times),
+            "micros_count_checked": median(&mut checked_times),
             "budget": opts.budget,
             "tokens_before": t.tokens_before,
             "tokens_after": t.tokens_after,
