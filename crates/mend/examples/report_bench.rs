@@ -32,7 +32,10 @@
 //! and no output, for a profiler. One JSON line per sample and task:
 //! `{"id", "task", "ns", "ns_bytes"?, "floor"?, "ok", "error"?, "body"?, "check_valid"?}`;
 //! `floor` (repair tasks) is what any repair of the sample costs at the least, in ns:
-//! `check` of the bytes, `check_value` of the body, `serialize` of the body;
+//! `check` of the bytes, `check_value` of the body, `serialize` of the body; for a
+//! conversion that succeeded, what it cannot skip: `check_source` (`check_value` of the
+//! chat body), `check_target` (`check_value` of the output for its dialect) and
+//! `serialize` (`serde_json::to_vec` of the output);
 //! `check_valid` is `mend::check_value`'s verdict on the input (repair tasks), for the
 //! agreement table.
 
@@ -144,16 +147,7 @@ fn timed_bytes(reps: usize, input: &[u8], opts: &RepairOptions) -> (Result<Vec<u
 /// `serde_json::to_vec` of the input, as big as any repaired output within a few items).
 /// The report sets the peer's time against these: a ratio no repair can pass.
 fn floors(reps: usize, body: &Value, input: &[u8], opts: &CheckOptions) -> Value {
-    let ns = |f: &dyn Fn()| {
-        let mut times: Vec<u128> = (0..reps)
-            .map(|_| {
-                let t = Instant::now();
-                f();
-                t.elapsed().as_nanos()
-            })
-            .collect();
-        median(&mut times) as u64
-    };
+    let ns = |f: &dyn Fn()| median_ns(reps, f);
     json!({
         "check": ns(&|| {
             std::hint::black_box(mend::check(input, opts).is_ok());
@@ -163,6 +157,46 @@ fn floors(reps: usize, body: &Value, input: &[u8], opts: &CheckOptions) -> Value
         }),
         "serialize": ns(&|| {
             std::hint::black_box(serde_json::to_vec(body).map(|b| b.len()).ok());
+        }),
+    })
+}
+
+/// The median ns of `reps` runs of `f`.
+fn median_ns(reps: usize, f: &dyn Fn()) -> u64 {
+    let mut times: Vec<u128> = (0..reps)
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed().as_nanos()
+        })
+        .collect();
+    median(&mut times) as u64
+}
+
+/// What a conversion of `source` into `output` cannot skip, each the median ns of `reps`
+/// runs: the check of its source (a damaged one is repaired first), the check of its
+/// output for the target (it hands on only what the target takes), and, as timed, the
+/// output's serialization. The report sets the peer's time against their sum.
+fn convert_floor(reps: usize, source: &Value, output: &Value, to: Dialect) -> Value {
+    let ns = |f: &dyn Fn()| median_ns(reps, f);
+    let chat = CheckOptions {
+        dialect: Some(Dialect::OpenAiChat),
+        ..Default::default()
+    };
+    let target = CheckOptions {
+        dialect: Some(to),
+        model: Some(target_model(to).into()),
+        ..Default::default()
+    };
+    json!({
+        "check_source": ns(&|| {
+            std::hint::black_box(mend::check_value(source, &chat).is_ok());
+        }),
+        "check_target": ns(&|| {
+            std::hint::black_box(mend::check_value(output, &target).is_ok());
+        }),
+        "serialize": ns(&|| {
+            std::hint::black_box(serde_json::to_vec(output).map(|b| b.len()).ok());
         }),
     })
 }
@@ -249,7 +283,11 @@ fn convert_rows(s: &Value, reps: usize, out: &mut impl Write) -> Res<()> {
         let task = format!("convert:{}", to.name());
         let (res, ns) = timed(reps, || body.clone(), |b| run_convert(b, to));
         let line = match res {
-            Ok(b) => json!({"id": id, "task": task, "ns": ns as u64, "ok": true, "body": b}),
+            Ok(b) => {
+                let floor = convert_floor(reps, body, &b, to);
+                json!({"id": id, "task": task, "ns": ns as u64, "ok": true, "body": b,
+                       "floor": floor})
+            }
             Err(e) => json!({"id": id, "task": task, "ns": ns as u64, "ok": false, "error": e}),
         };
         writeln!(out, "{line}")?;
