@@ -280,6 +280,62 @@ pub(crate) fn call_names_have_the_providers_form(ctx: &Ctx, out: &mut Vec<Violat
     }
 }
 
+/// A call without a name where the dialect's reference marks it required: Anthropic
+/// `tool_use.name`, Converse `toolUse.name`, Responses `function_call.name`, Gemini
+/// `functionCall.name`. (Chat's reader reports `function.name` itself, an empty
+/// Anthropic or Converse name is the form check's, and a Gemini response without a
+/// name is [`nameless_response`]'s.) `malformed`, reported only: which tool was called
+/// is not known, and while a call is unreadable no fix runs, so no result of it is
+/// dropped as an orphan. Gemini pairs a call and its response by name, so a model turn
+/// with a nameless call and the turn after it are made `quiet` for pairing: what it would
+/// say of them is a misreading.
+pub(crate) fn calls_have_names(ctx: &Ctx, quiet: &mut [bool], out: &mut Vec<Violation>) {
+    if ctx.dialect == Dialect::OpenAiChat {
+        return;
+    }
+    for (n, node) in ctx.chain.nodes.iter().enumerate() {
+        let NodeKind::Call {
+            name,
+            kind: CallKind::Client,
+            wire,
+            ..
+        } = node.kind
+        else {
+            continue;
+        };
+        let wire = ctx.chain.wire_text(wire);
+        let nameless = match wire {
+            // An empty name is the form check's (`invalid-call-id`).
+            "tool_use" | "toolUse" => name.is_none(),
+            "function_call" | "functionCall" => name.is_none_or(str::is_empty),
+            _ => false,
+        };
+        if !nameless {
+            continue;
+        }
+        let field = if wire == "functionCall" {
+            "functionCall.name"
+        } else {
+            "name"
+        };
+        let state = if name.is_some() { "an empty" } else { "no" };
+        if ctx.dialect == Dialect::Gemini {
+            let t = node.turn();
+            for q in quiet.iter_mut().skip(t).take(2) {
+                *q = true;
+            }
+        }
+        out.push(ctx.at_node(
+            Rule::Malformed,
+            n,
+            format!(
+                "this {wire} call has {state} `{field}` string, which {} requires: which tool it calls is not known, so it is reported and left as it is",
+                ctx.profile.name,
+            ),
+        ));
+    }
+}
+
 /// A call's name in the characters the provider takes: every other character as `_`,
 /// cut at `max` characters. Results pair by id in the dialects that check names, so the
 /// call keeps its results.

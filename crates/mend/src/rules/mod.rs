@@ -345,7 +345,8 @@ impl Ctx<'_, '_> {
 
 /// Run every rule. Returns the call/result pairs found, as (call node, result node).
 pub(crate) fn run(ctx: &Ctx, out: &mut Vec<Violation>) -> Vec<(usize, usize)> {
-    let suppressed = pairing::gemini_response_counts_match(ctx, out);
+    let mut suppressed = pairing::gemini_response_counts_match(ctx, out);
+    ids::calls_have_names(ctx, &mut suppressed, out);
     let pairs = pairing::pair_calls_with_results(ctx, &suppressed, out);
     ids::call_ids_have_the_providers_form(ctx, out);
     ids::call_names_have_the_providers_form(ctx, out);
