@@ -156,8 +156,8 @@ pub(crate) const TOOLS_UNDECLARED: RuleSpec = RuleSpec {
 
 pub(crate) const CACHE_BREAKPOINTS: RuleSpec = RuleSpec {
     id: "cache-breakpoints",
-    summary: "more than four blocks carry cache_control (Anthropic allows four cache breakpoints per request), or a thinking block carries one",
-    dialects: &[Dialect::Anthropic],
+    summary: "more than four blocks carry cache_control (Anthropic allows four cache breakpoints per request), or a thinking block carries one; a Converse cachePoint with nothing before it in its message, or right after a reasoning block",
+    dialects: &[Dialect::Anthropic, Dialect::BedrockConverse],
     profiles: &[],
     severity: Severity::Error,
     provider_texts: &[ProviderText {
@@ -168,9 +168,17 @@ pub(crate) const CACHE_BREAKPOINTS: RuleSpec = RuleSpec {
         provider: "anthropic",
         text: "messages.16.content.0.thinking.cache_control: Extra inputs are not permitted",
         source: "BerriAI/litellm#39815 (replayed Claude Code turns), router-for-me/CLIProxyAPI#714; no row in provider-errors.jsonl",
+    }, ProviderText {
+        provider: "bedrock",
+        text: "There is nothing available to cache. Please remove the invalid cache point and try again.",
+        source: "vercel/ai#19851 (an assistant message left with only its cachePoint, sent to live Converse), strands-agents/harness-sdk#3677 (`[cachePoint, text]` refused live on claude-sonnet-4-5, `[text, cachePoint]` taken); no row in provider-errors.jsonl",
+    }, ProviderText {
+        provider: "bedrock",
+        text: "Cache point cannot be inserted after reasoning block. Please remove the invalid cache point and try again.",
+        source: "anomalyco/opencode#36517 and #31687, strands-agents/harness-sdk#1820, 0xPlaygrounds/rig#1673, refly-ai/refly#1962 (Claude with thinking on Bedrock, a cachePoint appended after an assistant message's last block, a reasoningContent); no row in provider-errors.jsonl",
     }],
-    repair: Repair::Sometimes("Removes `cache_control` from a thinking or redacted_thinking block (the block is then as the API sent it). Removes `cache_control` from the earliest breakpoints until four are left. The cache reads the request as tools, then system, then messages, and a breakpoint caches everything before it, so each removed breakpoint's prefix is still inside a later one's; only the cheaper hits on the shorter prefixes are lost. Breakpoints nested inside a tool_result's content are counted but not moved: when they alone exceed the limit, the finding stays."),
-    doc: "Anthropic counts every block that carries `cache_control` in the request (tool definitions, system blocks, message content blocks, including blocks inside a tool_result's content) and refuses more than four. Agents that mark the system prompt, the tools and the last few user turns go over as the conversation grows (continue#6937, vellum-assistant#18023).\nA thinking or redacted_thinking block takes no `cache_control` at all: \"messages.16.content.0.thinking.cache_control: Extra inputs are not permitted\" (BerriAI/litellm#39815, router-for-me/CLIProxyAPI#714: a cache marker put on the last block of an assistant message that was a thinking block). Such a marker is reported on its own and not counted.\nThe check counts the breakpoints the reader found and reports one finding at the fifth.\nMust not flag: four or fewer, `cache_control: null`.\nBedrock Converse's `cachePoint` blocks have their own limit, whose text is not recorded: not checked.",
+    repair: Repair::Sometimes("Converse: removes a cachePoint block that has nothing before it in its message or that follows a reasoningContent block, as the service asks (a cache point is a hint: the conversation is unchanged, only that cache write is lost; a message left empty goes by empty-content). Removes `cache_control` from a thinking or redacted_thinking block (the block is then as the API sent it). Removes `cache_control` from the earliest breakpoints until four are left. The cache reads the request as tools, then system, then messages, and a breakpoint caches everything before it, so each removed breakpoint's prefix is still inside a later one's; only the cheaper hits on the shorter prefixes are lost. Breakpoints nested inside a tool_result's content are counted but not moved: when they alone exceed the limit, the finding stays."),
+    doc: "Anthropic counts every block that carries `cache_control` in the request (tool definitions, system blocks, message content blocks, including blocks inside a tool_result's content) and refuses more than four. Agents that mark the system prompt, the tools and the last few user turns go over as the conversation grows (continue#6937, vellum-assistant#18023).\nA thinking or redacted_thinking block takes no `cache_control` at all: \"messages.16.content.0.thinking.cache_control: Extra inputs are not permitted\" (BerriAI/litellm#39815, router-for-me/CLIProxyAPI#714: a cache marker put on the last block of an assistant message that was a thinking block). Such a marker is reported on its own and not counted.\nThe check counts the breakpoints the reader found and reports one finding at the fifth.\nMust not flag: four or fewer, `cache_control: null`.\nBedrock Converse: a `cachePoint` block caches the blocks before it in its own message, so one that is the first block of its message (a message of nothing but a cachePoint included) is refused: \"There is nothing available to cache. Please remove the invalid cache point and try again.\" (vercel/ai#19851: an aborted thinking turn whose unsigned reasoning was filtered out, leaving `[{cachePoint}]`; strands-agents/harness-sdk#3677, measured live: `[cachePoint, text]` refused, `[text, cachePoint]` taken). One right after a reasoningContent block is refused too: \"Cache point cannot be inserted after reasoning block. Please remove the invalid cache point and try again.\" (opencode#36517, strands#1820, rig#1673: a cache marker appended to an assistant message whose last block was its reasoning). Must not flag: a cachePoint after a text, image, document, toolUse or toolResult block; system cachePoints (the system list is not a message). Not checked: a cachePoint right after a non-PDF document (strands#1966 saw \"messages.0.content.3.type: Field required\", opencode#29728 \"There is nothing available to cache\" for a message of files only: the reports disagree on the shape), and the count of cachePoints, whose text is not recorded.",
     example: r#"{
   "model": "claude-sonnet-4-5",
   "max_tokens": 1024,
@@ -681,6 +689,44 @@ pub(crate) fn cache_breakpoints_fit(ctx: &Ctx, out: &mut Vec<Violation>) {
     );
 }
 
+/// Converse: a `cachePoint` block caches the blocks before it in its own message, and
+/// none may follow a reasoning block. The block before it is the node before it in the
+/// turn when their indexes touch (a block the reader could not read has no node, and
+/// `malformed` names it).
+pub(crate) fn cache_points_have_a_prefix(ctx: &Ctx, out: &mut Vec<Violation>) {
+    let chain = ctx.chain;
+    for t in ctx.history() {
+        let turn = &chain.turns[t];
+        let nodes = chain.turn_nodes(t);
+        for (k, n) in nodes.iter().enumerate() {
+            if !matches!(n.kind, NodeKind::Other { wire: "cachePoint" }) {
+                continue;
+            }
+            let Some(j) = n.ptr.sub_index() else { continue };
+            let before = k
+                .checked_sub(1)
+                .map(|b| &nodes[b])
+                .filter(|b| b.ptr.sub_index().map(|s| s + 1) == Some(j));
+            let (message, provider) = match before.map(|b| &b.kind) {
+                _ if j == 0 => (
+                    format!("the cachePoint at {} is the first block of its message: there is nothing before it to cache", n.ptr),
+                    "There is nothing available to cache. Please remove the invalid cache point and try again.",
+                ),
+                Some(NodeKind::Reasoning { .. }) => (
+                    format!("the cachePoint at {} follows a reasoning block, which Converse takes no cache point after", n.ptr),
+                    "Cache point cannot be inserted after reasoning block. Please remove the invalid cache point and try again.",
+                ),
+                _ => continue,
+            };
+            out.push(
+                ctx.at_node(Rule::CacheBreakpoints, turn.first() + k, message)
+                    .provider(Some(provider.into()))
+                    .with_defect(Defect::CachePointPlacement),
+            );
+        }
+    }
+}
+
 /// Converse refuses a document name of other characters than ASCII letters and digits,
 /// single spaces, `-`, `_`, `()` and `[]`, or longer than 200 characters.
 const DOCUMENT_NAME_RULE: &str = "The document file name can only contain alphanumeric characters, whitespace characters, hyphens, parentheses, and square brackets. The name can't contain more than one consecutive whitespace character. Check that the file name conforms to these restrictions and retry your request.";
@@ -1111,6 +1157,7 @@ fn reshape_the_known_defects(fx: &mut Fixer, v: &Violation) {
             | Defect::UnknownField
             | Defect::ItemIdMissing
             | Defect::CacheOnThinking
+            | Defect::CachePointPlacement
             // Other rules' findings: never `malformed`'s.
             | Defect::CallNameForm
             | Defect::ForeignRole,
@@ -1350,6 +1397,16 @@ fn write_the_message_name_in_its_form(fx: &mut Fixer, v: &Violation) {
 /// `cache-breakpoints`: the earliest breakpoints lose their `cache_control` until four
 /// are left (see the spec for why the earliest).
 fn keep_four_breakpoints(fx: &mut Fixer, v: &Violation) {
+    if v.defect == Some(Defect::CachePointPlacement) {
+        // What the service asks: the cache point goes, the conversation is unchanged.
+        let Some(n) = v.loc.node else { return };
+        if fx.claim(n) {
+            fx.drop_node(n);
+            let detail = "removed the cachePoint block, which Converse refuses here";
+            fx.note(v.rule, v.path.clone(), "drop", detail.into());
+        }
+        return;
+    }
     if v.defect == Some(Defect::CacheOnThinking) {
         // The block goes back as it was received: the API never sends cache_control on
         // one, and the signature does not cover it.
