@@ -87,6 +87,11 @@ pub(crate) const EMPTY_CONTENT: RuleSpec = RuleSpec {
             source: "jlevy/markform#153 (claude-haiku-4-5 and sonnet-4-5, content [] or \"\", 2026); the same text from Claude on Bedrock for TRAE's `\"content\": \"\"` and from the Claude Agent SDK's permission-timeout result (`content=''`); no row in provider-errors.jsonl",
         },
         ProviderText {
+            provider: "bedrock",
+            text: "The content field at messages.2.content.0.toolResult cannot be empty when status value is error.",
+            source: "aws-samples/sample-multi-agent-orchestration-chat-on-agentcore#15 (a failed tool's toolResult built with `status: \"error\"` and no content, every later turn of the session refused); an empty content without an error status is taken (NousResearch/hermes-agent#55092, measured live); no row in provider-errors.jsonl",
+        },
+        ProviderText {
             provider: "gemini",
             text: "contents is not specified",
             source: "provider-errors.jsonl gemini-10",
@@ -97,8 +102,8 @@ pub(crate) const EMPTY_CONTENT: RuleSpec = RuleSpec {
             source: "provider-errors.jsonl bedrock_converse-11",
         },
     ],
-    repair: Repair::Sometimes("Drops an empty or blank text block, an empty Gemini part, or a message with no content; in OpenAI chat, a null content on a user/system/tool message becomes \"\"; a Gemini part that kept only its thought signature gets an empty text so the signature survives; a blank Anthropic text block that carried a `cache_control` breakpoint hands it to the block before it in its message (which ends the same cached prefix) when that block can take one, and the report says when it cannot; blank text blocks inside an Anthropic tool_result go, and its content with them when nothing else is left (the content is optional), but an error tool_result (`is_error: true`) left with no content, or given none, gets the text \"Error: the tool failed and gave no output.\" and stays an error. An empty history (messages: [] or no contents) and a blank Anthropic system block are reported and left alone."),
-    doc: "Anthropic rejects any message with empty content except an optional final assistant message, and any text block that is empty or white space only, in the messages, inside a tool_result's content (an empty tool output written as text: anthropic-06, nanobot#949) or in a `system` array (a `system` string is not judged), and an error tool_result (`is_error: true`) whose content is absent, null, \"\" or [] (markform#153: a failed or refused tool reported with nothing; a non-error tool_result may be empty); Gemini rejects a turn with no parts, a turn of only empty text parts, and a part that sets none of its data fields; OpenAI rejects a null content on user/system/tool messages and on an assistant message without tool calls; all three reject an empty history.\nMust not flag: an OpenAI assistant message with null content and tool_calls, a user content of \"\" (accepted), an Anthropic image-only user message, a tool_use-only assistant message, an empty final assistant message, a Gemini part that is an empty text carrying a thought signature.\nResponses has no such check. The catalog line says (anthropic, gemini) but the code checks OpenAI chat as well.\nFix: drop what is empty, keep signatures, set null to \"\"; an empty history cannot be filled without inventing a message.\nBedrock Converse: a blank text block anywhere (white space counts), and a message with no content blocks; the text for an empty list is not recorded. An empty toolResult content is the tool's output and is not flagged.\nUnder the xai profile: a message whose content is an empty list, or an empty string on a message without tool calls (openai_chat-31, crush#964); an assistant tool-call message with content \"\" is what xAI returns itself and is not flagged, nor is null. Reported only: no content to put there is known.",
+    repair: Repair::Sometimes("Drops an empty or blank text block, an empty Gemini part, or a message with no content; in OpenAI chat, a null content on a user/system/tool message becomes \"\"; a Gemini part that kept only its thought signature gets an empty text so the signature survives; a blank Anthropic text block that carried a `cache_control` breakpoint hands it to the block before it in its message (which ends the same cached prefix) when that block can take one, and the report says when it cannot; blank text blocks inside an Anthropic tool_result go, and its content with them when nothing else is left (the content is optional), but an error tool_result (`is_error: true`) left with no content, or given none, gets the text \"Error: the tool failed and gave no output.\" and stays an error, as does a Converse toolResult with `status: \"error\"` and no content. An empty history (messages: [] or no contents) and a blank Anthropic system block are reported and left alone."),
+    doc: "Anthropic rejects any message with empty content except an optional final assistant message, and any text block that is empty or white space only, in the messages, inside a tool_result's content (an empty tool output written as text: anthropic-06, nanobot#949) or in a `system` array (a `system` string is not judged), and an error tool_result (`is_error: true`) whose content is absent, null, \"\" or [] (markform#153: a failed or refused tool reported with nothing; a non-error tool_result may be empty); Gemini rejects a turn with no parts, a turn of only empty text parts, and a part that sets none of its data fields; OpenAI rejects a null content on user/system/tool messages and on an assistant message without tool calls; all three reject an empty history.\nMust not flag: an OpenAI assistant message with null content and tool_calls, a user content of \"\" (accepted), an Anthropic image-only user message, a tool_use-only assistant message, an empty final assistant message, a Gemini part that is an empty text carrying a thought signature.\nResponses has no such check. The catalog line says (anthropic, gemini) but the code checks OpenAI chat as well.\nFix: drop what is empty, keep signatures, set null to \"\"; an empty history cannot be filled without inventing a message.\nBedrock Converse: a blank text block anywhere (white space counts), and a message with no content blocks; the text for an empty list is not recorded. An empty toolResult content is the tool's output and is not flagged (NousResearch/hermes-agent#55092 measured `[]` and blank text there taken by Claude), unless the result has `status: \"error\"`: \"The content field at messages.N.content.0.toolResult cannot be empty when status value is error.\" (aws-samples/sample-multi-agent-orchestration-chat-on-agentcore#15); repair gives it the text \"Error: the tool failed and gave no output.\", as for Anthropic.\nUnder the xai profile: a message whose content is an empty list, or an empty string on a message without tool calls (openai_chat-31, crush#964); an assistant tool-call message with content \"\" is what xAI returns itself and is not flagged, nor is null. Reported only: no content to put there is known.",
     example: r#"{
   "model": "claude-sonnet-4-20250514",
   "max_tokens": 1024,
@@ -587,6 +592,22 @@ fn converse_message_is_not_empty(ctx: &Ctx, t: usize, out: &mut Vec<Violation>) 
         ));
     }
     for (k, n) in nodes.iter().enumerate() {
+        if let NodeKind::Result {
+            empty_error: true, ..
+        } = n.kind
+        {
+            out.push(
+                ctx.at_node(
+                    Rule::EmptyContent,
+                    turn.first() + k,
+                    format!("the toolResult at {} has status `error` and no content", n.ptr),
+                )
+                .provider(Some(format!(
+                    "The content field at messages.{ix}.content.{}.toolResult cannot be empty when status value is error.",
+                    n.ptr.sub_index().unwrap_or(0)
+                ))),
+            );
+        }
         if matches!(n.kind, NodeKind::Text { blank: true }) {
             let p = n.ptr.render();
             out.push(
@@ -910,7 +931,9 @@ fn fill_or_drop_the_empty(fx: &mut Fixer, v: &Violation) {
             }
         )
     });
-    if let Some(n) = result {
+    if let (Some(n), Dialect::BedrockConverse) = (result, fx.dialect()) {
+        say_the_error_result_failed(fx, v, n);
+    } else if let Some(n) = result {
         empty_the_blank_result(fx, v, n);
     } else if let Some(n) = signed_part {
         let ptr = chain.nodes[n].ptr;
@@ -943,6 +966,24 @@ fn fill_or_drop_the_empty(fx: &mut Fixer, v: &Violation) {
             let detail = format!("dropped the {} message, which has no content", turn.wire);
             fx.note(v.rule, v.path.clone(), "drop", detail);
         }
+    }
+}
+
+/// A Converse toolResult with `status: "error"` and no content says it failed
+/// ([`ERROR_WITHOUT_OUTPUT`]), as an Anthropic error result does, and stays an error.
+fn say_the_error_result_failed(fx: &mut Fixer, v: &Violation, n: usize) {
+    let Some(mut block) = fx.value_of(n).cloned() else {
+        return;
+    };
+    let Some(Value::Object(result)) = block.get_mut("toolResult") else {
+        return;
+    };
+    result.insert("content".into(), json!([{ "text": ERROR_WITHOUT_OUTPUT }]));
+    if fx.claim(n) {
+        let detail = format!(
+            "gave the error toolResult, which had no content, the text \"{ERROR_WITHOUT_OUTPUT}\""
+        );
+        fx.replace_node(n, block, v, "set", detail);
     }
 }
 

@@ -253,7 +253,15 @@ fn map_block<'a, J: Json<'a>>(
                 Some(t) if t != "tool_result" => CallKind::Server,
                 _ => CallKind::Client,
             };
-            id.result(None, kind, chain.wire("toolResult"))
+            let mut node = id.result(None, kind, chain.wire("toolResult"));
+            // An error result must say something: "The content field at
+            // messages.N.content.M.toolResult cannot be empty when status value is error."
+            if let NodeKind::Result { empty_error, .. } = &mut node {
+                *empty_error = s("status") == Some("error")
+                    && v.get("content")
+                        .is_none_or(|c| c.is_null() || (c.is_array() && c.len() == 0));
+            }
+            node
         }
         "reasoningContent" => match reasoning(v, chain) {
             Some(kind) => kind,
