@@ -322,8 +322,9 @@ pub enum NodeKind<'a> {
         /// Its content holds a text block that is empty or only white space (Anthropic
         /// refuses one there as anywhere else).
         blank_text: bool,
-        /// An error result (Anthropic `is_error: true`) whose content is absent, `""` or
-        /// `[]`: Anthropic refuses it ("content cannot be empty if `is_error` is true").
+        /// An error result (Anthropic `is_error: true`, Converse `status: "error"`) whose
+        /// content is absent, `""` or `[]`: both refuse it ("content cannot be empty if
+        /// `is_error` is true"; "… cannot be empty when status value is error.").
         empty_error: bool,
         /// The call id is there but not a string: `call_id` is `None`, the reader
         /// reported it as `malformed`, and the result is not id-less.

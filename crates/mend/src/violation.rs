@@ -130,6 +130,9 @@ pub(crate) enum Defect {
     ForeignRole,
     /// Anthropic: `cache_control` on a thinking or redacted_thinking block.
     CacheOnThinking,
+    /// Converse: a `cachePoint` block with nothing before it in its message, or right
+    /// after a reasoning block.
+    CachePointPlacement,
     /// Converse: a document name the service refuses (characters, length) or that an
     /// earlier document of the request already has.
     DocumentName,

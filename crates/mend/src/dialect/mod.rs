@@ -430,8 +430,8 @@ pub(crate) struct ReadId<'a> {
 }
 
 impl<'a> ReadId<'a> {
-    /// The node of a result answering this id, with none of the marks only an Anthropic
-    /// `tool_result`'s content sets (`blank_text`, `empty_error`).
+    /// The node of a result answering this id, with none of the marks a result's content
+    /// sets (`blank_text`, Anthropic's; `empty_error`, Anthropic's and Converse's).
     pub(crate) fn result(self, name: Option<&'a str>, kind: CallKind, wire: Wire) -> NodeKind<'a> {
         NodeKind::Result {
             call_id: self.text,

@@ -38,8 +38,10 @@ pub(crate) struct Fixer<'p, 'a> {
     /// Ids given back this pass to a call or result that had lost them: the chain does
     /// not show them there yet, so no rename of them may run before the next pass.
     pub(crate) restored: BTreeSet<String>,
-    /// Synthesized or moved results, grouped by where they go, in call order.
-    placed: BTreeMap<Target, Vec<Value>>,
+    /// Synthesized or moved results, grouped by where they go, with the call node each
+    /// answers: placed in call order (Gemini pairs id-less responses by position), not in
+    /// the order the fixes ran.
+    placed: BTreeMap<Target, Vec<(usize, Value)>>,
     /// Call node -> the result node that answers it.
     pub(crate) result_of: HashMap<usize, usize>,
     /// Result node -> the call node it answers.
@@ -315,7 +317,7 @@ impl<'p, 'a> Fixer<'p, 'a> {
     /// Put `value` (a result of the call at node `call`) where that call's results go.
     pub(crate) fn place_result_of(&mut self, call: usize, value: Value) {
         let target = target_for(self.a, call);
-        self.placed.entry(target).or_default().push(value);
+        self.placed.entry(target).or_default().push((call, value));
     }
 
     /// Move the result at node `r` to where the results of the call at node `call` go.
@@ -447,7 +449,9 @@ impl<'p, 'a> Fixer<'p, 'a> {
         if !renames.is_empty() {
             crate::rules::ids::rename_ids(&mut self, &renames);
         }
-        for (target, mut values) in std::mem::take(&mut self.placed) {
+        for (target, mut placed) in std::mem::take(&mut self.placed) {
+            placed.sort_by_key(|&(call, _)| call);
+            let mut values: Vec<Value> = placed.into_iter().map(|(_, v)| v).collect();
             if !renames.is_empty() {
                 let d = self.dialect();
                 values

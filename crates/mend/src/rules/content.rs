@@ -87,6 +87,11 @@ pub(crate) const EMPTY_CONTENT: RuleSpec = RuleSpec {
             source: "jlevy/markform#153 (claude-haiku-4-5 and sonnet-4-5, content [] or \"\", 2026); the same text from Claude on Bedrock for TRAE's `\"content\": \"\"` and from the Claude Agent SDK's permission-timeout result (`content=''`); no row in provider-errors.jsonl",
         },
         ProviderText {
+            provider: "bedrock",
+            text: "The content field at messages.2.content.0.toolResult cannot be empty when status value is error.",
+            source: "aws-samples/sample-multi-agent-orchestration-chat-on-agentcore#15 (a failed tool's toolResult built with `status: \"error\"` and no content, every later turn of the session refused); an empty content without an error status is taken (NousResearch/hermes-agent#55092, measured live); no row in provider-errors.jsonl",
+        },
+        ProviderText {
             provider: "gemini",
             text: "contents is not specified",
             source: "provider-errors.jsonl gemini-10",
@@ -97,8 +102,8 @@ pub(crate) const EMPTY_CONTENT: RuleSpec = RuleSpec {
             source: "provider-errors.jsonl bedrock_converse-11",
         },
     ],
-    repair: Repair::Sometimes("Drops an empty or blank text block, an empty Gemini part, or a message with no content; in OpenAI chat, a null content on a user/system/tool message becomes \"\"; a Gemini part that kept only its thought signature gets an empty text so the signature survives; a blank Anthropic text block that carried a `cache_control` breakpoint hands it to the block before it in its message (which ends the same cached prefix) when that block can take one, and the report says when it cannot; blank text blocks inside an Anthropic tool_result go, and its content with them when nothing else is left (the content is optional), but an error tool_result (`is_error: true`) left with no content, or given none, gets the text \"Error: the tool failed and gave no output.\" and stays an error. An empty history (messages: [] or no contents) and a blank Anthropic system block are reported and left alone."),
-    doc: "Anthropic rejects any message with empty content except an optional final assistant message, and any text block that is empty or white space only, in the messages, inside a tool_result's content (an empty tool output written as text: anthropic-06, nanobot#949) or in a `system` array (a `system` string is not judged), and an error tool_result (`is_error: true`) whose content is absent, null, \"\" or [] (markform#153: a failed or refused tool reported with nothing; a non-error tool_result may be empty); Gemini rejects a turn with no parts, a turn of only empty text parts, and a part that sets none of its data fields; OpenAI rejects a null content on user/system/tool messages and on an assistant message without tool calls; all three reject an empty history.\nMust not flag: an OpenAI assistant message with null content and tool_calls, a user content of \"\" (accepted), an Anthropic image-only user message, a tool_use-only assistant message, an empty final assistant message, a Gemini part that is an empty text carrying a thought signature.\nResponses has no such check. The catalog line says (anthropic, gemini) but the code checks OpenAI chat as well.\nFix: drop what is empty, keep signatures, set null to \"\"; an empty history cannot be filled without inventing a message.\nBedrock Converse: a blank text block anywhere (white space counts), and a message with no content blocks; the text for an empty list is not recorded. An empty toolResult content is the tool's output and is not flagged.\nUnder the xai profile: a message whose content is an empty list, or an empty string on a message without tool calls (openai_chat-31, crush#964); an assistant tool-call message with content \"\" is what xAI returns itself and is not flagged, nor is null. Reported only: no content to put there is known.",
+    repair: Repair::Sometimes("Drops an empty or blank text block, an empty Gemini part, or a message with no content; in OpenAI chat, a null content on a user/system/tool message becomes \"\"; a Gemini part that kept only its thought signature gets an empty text so the signature survives; a blank Anthropic text block that carried a `cache_control` breakpoint hands it to the block before it in its message (which ends the same cached prefix) when that block can take one, and the report says when it cannot; blank text blocks inside an Anthropic tool_result go, and its content with them when nothing else is left (the content is optional), but an error tool_result (`is_error: true`) left with no content, or given none, gets the text \"Error: the tool failed and gave no output.\" and stays an error, as does a Converse toolResult with `status: \"error\"` and no content. An empty history (messages: [] or no contents) and a blank Anthropic system block are reported and left alone."),
+    doc: "Anthropic rejects any message with empty content except an optional final assistant message, and any text block that is empty or white space only, in the messages, inside a tool_result's content (an empty tool output written as text: anthropic-06, nanobot#949) or in a `system` array (a `system` string is not judged), and an error tool_result (`is_error: true`) whose content is absent, null, \"\" or [] (markform#153: a failed or refused tool reported with nothing; a non-error tool_result may be empty); Gemini rejects a turn with no parts, a turn of only empty text parts, and a part that sets none of its data fields; OpenAI rejects a null content on user/system/tool messages and on an assistant message without tool calls; all three reject an empty history.\nMust not flag: an OpenAI assistant message with null content and tool_calls, a user content of \"\" (accepted), an Anthropic image-only user message, a tool_use-only assistant message, an empty final assistant message, a Gemini part that is an empty text carrying a thought signature.\nResponses has no such check. The catalog line says (anthropic, gemini) but the code checks OpenAI chat as well.\nFix: drop what is empty, keep signatures, set null to \"\"; an empty history cannot be filled without inventing a message.\nBedrock Converse: a blank text block anywhere (white space counts), and a message with no content blocks; the text for an empty list is not recorded. An empty toolResult content is the tool's output and is not flagged (NousResearch/hermes-agent#55092 measured `[]` and blank text there taken by Claude), unless the result has `status: \"error\"`: \"The content field at messages.N.content.0.toolResult cannot be empty when status value is error.\" (aws-samples/sample-multi-agent-orchestration-chat-on-agentcore#15); repair gives it the text \"Error: the tool failed and gave no output.\", as for Anthropic.\nUnder the xai profile: a message whose content is an empty list, or an empty string on a message without tool calls (openai_chat-31, crush#964); an assistant tool-call message with content \"\" is what xAI returns itself and is not flagged, nor is null. Reported only: no content to put there is known.",
     example: r#"{
   "model": "claude-sonnet-4-20250514",
   "max_tokens": 1024,
@@ -156,8 +161,8 @@ pub(crate) const TOOLS_UNDECLARED: RuleSpec = RuleSpec {
 
 pub(crate) const CACHE_BREAKPOINTS: RuleSpec = RuleSpec {
     id: "cache-breakpoints",
-    summary: "more than four blocks carry cache_control (Anthropic allows four cache breakpoints per request), or a thinking block carries one",
-    dialects: &[Dialect::Anthropic],
+    summary: "more than four blocks carry cache_control (Anthropic allows four cache breakpoints per request), or a thinking block carries one; a Converse cachePoint with nothing before it in its message, or right after a reasoning block",
+    dialects: &[Dialect::Anthropic, Dialect::BedrockConverse],
     profiles: &[],
     severity: Severity::Error,
     provider_texts: &[ProviderText {
@@ -168,9 +173,17 @@ pub(crate) const CACHE_BREAKPOINTS: RuleSpec = RuleSpec {
         provider: "anthropic",
         text: "messages.16.content.0.thinking.cache_control: Extra inputs are not permitted",
         source: "BerriAI/litellm#39815 (replayed Claude Code turns), router-for-me/CLIProxyAPI#714; no row in provider-errors.jsonl",
+    }, ProviderText {
+        provider: "bedrock",
+        text: "There is nothing available to cache. Please remove the invalid cache point and try again.",
+        source: "vercel/ai#19851 (an assistant message left with only its cachePoint, sent to live Converse), strands-agents/harness-sdk#3677 (`[cachePoint, text]` refused live on claude-sonnet-4-5, `[text, cachePoint]` taken); no row in provider-errors.jsonl",
+    }, ProviderText {
+        provider: "bedrock",
+        text: "Cache point cannot be inserted after reasoning block. Please remove the invalid cache point and try again.",
+        source: "anomalyco/opencode#36517 and #31687, strands-agents/harness-sdk#1820, 0xPlaygrounds/rig#1673, refly-ai/refly#1962 (Claude with thinking on Bedrock, a cachePoint appended after an assistant message's last block, a reasoningContent); no row in provider-errors.jsonl",
     }],
-    repair: Repair::Sometimes("Removes `cache_control` from a thinking or redacted_thinking block (the block is then as the API sent it). Removes `cache_control` from the earliest breakpoints until four are left. The cache reads the request as tools, then system, then messages, and a breakpoint caches everything before it, so each removed breakpoint's prefix is still inside a later one's; only the cheaper hits on the shorter prefixes are lost. Breakpoints nested inside a tool_result's content are counted but not moved: when they alone exceed the limit, the finding stays."),
-    doc: "Anthropic counts every block that carries `cache_control` in the request (tool definitions, system blocks, message content blocks, including blocks inside a tool_result's content) and refuses more than four. Agents that mark the system prompt, the tools and the last few user turns go over as the conversation grows (continue#6937, vellum-assistant#18023).\nA thinking or redacted_thinking block takes no `cache_control` at all: \"messages.16.content.0.thinking.cache_control: Extra inputs are not permitted\" (BerriAI/litellm#39815, router-for-me/CLIProxyAPI#714: a cache marker put on the last block of an assistant message that was a thinking block). Such a marker is reported on its own and not counted.\nThe check counts the breakpoints the reader found and reports one finding at the fifth.\nMust not flag: four or fewer, `cache_control: null`.\nBedrock Converse's `cachePoint` blocks have their own limit, whose text is not recorded: not checked.",
+    repair: Repair::Sometimes("Converse: removes a cachePoint block that has nothing before it in its message or that follows a reasoningContent block, as the service asks (a cache point is a hint: the conversation is unchanged, only that cache write is lost; a message left empty goes by empty-content). Removes `cache_control` from a thinking or redacted_thinking block (the block is then as the API sent it). Removes `cache_control` from the earliest breakpoints until four are left. The cache reads the request as tools, then system, then messages, and a breakpoint caches everything before it, so each removed breakpoint's prefix is still inside a later one's; only the cheaper hits on the shorter prefixes are lost. Breakpoints nested inside a tool_result's content are counted but not moved: when they alone exceed the limit, the finding stays."),
+    doc: "Anthropic counts every block that carries `cache_control` in the request (tool definitions, system blocks, message content blocks, including blocks inside a tool_result's content) and refuses more than four. Agents that mark the system prompt, the tools and the last few user turns go over as the conversation grows (continue#6937, vellum-assistant#18023).\nA thinking or redacted_thinking block takes no `cache_control` at all: \"messages.16.content.0.thinking.cache_control: Extra inputs are not permitted\" (BerriAI/litellm#39815, router-for-me/CLIProxyAPI#714: a cache marker put on the last block of an assistant message that was a thinking block). Such a marker is reported on its own and not counted.\nThe check counts the breakpoints the reader found and reports one finding at the fifth.\nMust not flag: four or fewer, `cache_control: null`.\nBedrock Converse: a `cachePoint` block caches the blocks before it in its own message, so one that is the first block of its message (a message of nothing but a cachePoint included) is refused: \"There is nothing available to cache. Please remove the invalid cache point and try again.\" (vercel/ai#19851: an aborted thinking turn whose unsigned reasoning was filtered out, leaving `[{cachePoint}]`; strands-agents/harness-sdk#3677, measured live: `[cachePoint, text]` refused, `[text, cachePoint]` taken). One right after a reasoningContent block is refused too: \"Cache point cannot be inserted after reasoning block. Please remove the invalid cache point and try again.\" (opencode#36517, strands#1820, rig#1673: a cache marker appended to an assistant message whose last block was its reasoning). Must not flag: a cachePoint after a text, image, document, toolUse or toolResult block; system cachePoints (the system list is not a message). Not checked: a cachePoint right after a non-PDF document (strands#1966 saw \"messages.0.content.3.type: Field required\", opencode#29728 \"There is nothing available to cache\" for a message of files only: the reports disagree on the shape), and the count of cachePoints, whose text is not recorded.",
     example: r#"{
   "model": "claude-sonnet-4-5",
   "max_tokens": 1024,
@@ -279,13 +292,18 @@ pub(crate) const MALFORMED: RuleSpec = RuleSpec {
             source: "langchain-ai/langchain-azure#35 (Azure; tool calls generated without `type`); no row in provider-errors.jsonl",
         },
         ProviderText {
+            provider: "bedrock",
+            text: "1 validation error detected: Value at 'messages.1.member.content.2.member.image.format' failed to satisfy …",
+            source: "NousResearch/hermes-agent#55429 (measured live on claude-sonnet-4-5: `jpeg` taken, `jpg`, `JPEG`, `tiff`, `bmp`, `svg+xml` refused; the report cuts the text there, and the code renders the rest as AWS's enum constraint with the ImageBlock reference's values); no row in provider-errors.jsonl",
+        },
+        ProviderText {
             provider: "openai",
             text: "Missing required parameter: 'messages[1].tool_calls[1].function.arguments'",
             source: "mark3labs/mcphost#117; DeepSeek: \"Failed to deserialize the JSON body into the target type: messages[2]: missing field `arguments`\" (neuron-core/neuron-ai#498); no row in provider-errors.jsonl",
         },
     ],
     repair: Repair::Sometimes("Removes an empty tool_calls array from an OpenAI chat assistant message, writes a chat call's `function.arguments` object as its JSON text, and trims trailing white space from a final Anthropic assistant prefill. Every other shape problem is reported and left alone, and while a history item's shape is unreadable no other rule's fix runs either: what they found may be a misreading of it (a numeric call id read as none, a `tool_calls` object as no calls). A body with no history at all (not an object, or no history key) is a usage error for the CLI (exit 2); a history key of the wrong type is this finding. Converse: a toolUse input given as its JSON text becomes the object; a toolResult json value that is not an object is sent as text. Responses: a chat `tool` message becomes the function_call_output item it stands for, a chat message's `tool_calls` become function_call items (its text stays a message), an assistant's input_text part becomes output_text, and a chat `text` part becomes input_text (output_text in an assistant's message) and a chat `image_url` part input_image. Anthropic: an OpenAI `image_url` (or Responses `input_image`) part given by a data URL of an image type or an http(s) URL becomes an `image` block, an `input_text` / `output_text` part a `text` block. OpenAI chat: a tool call without `type` gets the type of the object it holds (\"function\"); one without `function.arguments` is reported only; under the openai and azure profiles a message's `name` with white space or `<|\\/>` in it has each such character written as `_`."),
-    doc: "Each dialect reader reports shapes it cannot read (a value of the wrong type, a block or part without its type, a missing required field) as malformed with a JSON pointer, instead of failing.\nAlso reported here: an OpenAI chat `tool_calls: []` and an empty function name, an Anthropic final assistant prefill ending in white space, and under strict profiles the fields a provider rejects: groq and cerebras unknown message fields (e.g. reasoning_content, timestamp), fireworks unknown tool call fields, xai a name on a non-user message.\nMust not flag: unknown fields under the generic profile (kept verbatim), Anthropic document and image blocks, Gemini fileData and code-execution parts, Responses input as a plain string.\nThe code quotes Groq's wording for Cerebras too; the Cerebras row (openai_chat-33) reads \"messages.2.assistant.reasoning_content: property '…' is unsupported\". The empty tool_calls row (openai_chat-08) matches but is not quoted (the finding has no provider text).\nFix: only the two safe edits above; everything else needs the client fixed.\nBedrock Converse: a content block is a union that sets exactly one member (text, toolUse, toolResult, reasoningContent, image, document, video, cachePoint, guardContent, citationsContent); content is always a list; reasoningContent is reasoningText {text, signature} or redactedContent.\nOpenAI chat also: `function.arguments` that is not a string (an object stored parsed: OpenAI's type error, its wording for wrong types; repair writes the JSON text), and content parts of another dialect (Anthropic tool_use, tool_result, thinking, server tool blocks; Responses input_text, output_text, input_image, input_file, function_call) with OpenAI's enum error wording (the exact text for these types is not recorded; qwen-code#1888 shows a compatible API's instance). Types chat-compatible APIs add (video_url, document_url, ...) are not flagged.\nAnthropic also: a missing or non-integer `max_tokens` (\"max_tokens: Field required\", the API's validation wording; every deployment, Vertex and Bedrock InvokeModel included, requires it). Reported, never filled in: the limit is the caller's choice.\nAnthropic and Converse also: an image whose declared type (`source.media_type`, Converse's `format`) is not the one its first bytes prove (JPEG, PNG, GIF or WebP), in a message or inside a tool result: \"The image was specified using the image/png media type, but the image appears to be a image/jpeg image\" (recorded by gateways' tests and by Bedrock users after the service began checking); repair declares what the bytes are. Bytes that prove none of the four are left to the provider.\nConverse also: a document name the service refuses (a character other than ASCII letters and digits, single spaces, `-`, `_`, `()` and `[]`, two spaces in a row, more than 200 characters: vercel/ai#20365, simonw/llm-bedrock#8; underscores are accepted though the text does not list them) or one an earlier document of the request already has (\"Messages can't contain duplicate document names.\", maximhq/bifrost#7003, langchain-aws#963), in a message or inside a toolResult; repair renames the document (the extension that repeats its format dropped, refused characters as one space, `document` when nothing is left, a repeated name numbered ` (2)`): a file's name is a label, and its content is untouched.\nConverse also: a `toolUse.input` that is not an object (vercel/ai#19023; repair writes the object when the string is its JSON text, else reports) and a toolResult `json` member that is not an object (haystack-core-integrations#3766, aws-sdk-js-v3#7330; repair sends the value as text), both answered \"The format of the value at … is invalid. Provide a json object for the field and try again.\"\nAnthropic also: a tool_use (or server tool) input that is not an object (\"messages.N.content.M.tool_use.input: Input should be a valid dictionary\", claude-code#6696, anthropic-sdk-typescript#648); repaired like Converse's.\nGemini also: `functionCall.args` and `functionResponse.response` are protobuf Structs, so a string, number or list there is refused (\"Invalid value at '…function_response.response' (type.googleapis.com/google.protobuf.Struct)\", AstrBot#7216; a list: \"Proto field is not repeating, cannot start list.\", vercel/ai#3589, symfony/ai#2040); repair writes args given as their JSON text as the object, and puts a non-object response under `result`, as Google's SDKs do.\nOpenAI also: a tool's output given as an object (chat `tool` content, Responses `function_call_output.output`): \"Invalid type for 'messages[2].content': expected one of a string or array of objects, but got an object instead.\" (paperless-ai#748, nanobot#1344); repair writes its JSON text. Any other message's object content is reported only.\nEvery dialect also: a call's or result's id that is not a string (chat `tool_calls[].id` and `tool_call_id`, Responses `call_id`, Anthropic `id` and `tool_use_id` of client, server and MCP tool blocks, Converse `toolUseId`, Gemini's optional `functionCall.id` and `functionResponse.id`, Responses `approval_request_id`) and a Responses item's own `id` (`fc_…`, `msg_…`, `rs_…`, a server call's): \"… is a number but must be a string\" at the id's pointer, the one finding (the chain marks the id as there, `id_mistyped`, so no rule also calls the call or result id-less). Null is no id. The call and its results are there, unreadable, so nothing is repaired while it stands.\nAnthropic also: a `tool_use` block without `input` (\"messages.1.content.1.tool_use.input: Field required\": a serializer that leaves out an empty value, go-anthropic#67, mastra#11376, gptel#1281). Reported only: the arguments are not known (`{}` is the usual loss, not the only one); the other rules still run.\nResponses also: a server tool call item (`web_search_call`, `file_search_call`, `code_interpreter_call`, `image_generation_call`, `mcp_call`, `mcp_list_tools`) sent back without its own `id`, which OpenAI's reference marks required (\"Missing required parameter: 'input[42].id'.\", openai/codex#6926 and #6725, #6934, #6937: web search items a coding agent sent back without their ids). Reported only: the id is the one the provider gave; the other rules still run.\nResponses also: a `function_call_output` or `custom_tool_call_output` without its required `output` (or a null one), the shape a store that drops empty strings leaves: \"Missing required parameter: 'input[2].output'.\", OpenAI's wording for a missing field (the exact row is not recorded; vLLM's Responses server refuses the same item, vllm#41355). Repair sets it to an empty string, as chat's null tool content is sent: the output is not known, and an empty one says no more than the item did.\nGemini, Converse and Anthropic also: tool calls in a turn that is not the model's (a Gemini content of role `user` or with no role, which Gemini reads as the user's; a Converse or Anthropic `user` message): the turn is misread (a role lost in a store or rewritten by a converter), so it is reported at its `role` and left, and no other rule's fix runs on it: answering and dropping around a misread turn would invent results and lose the real ones. (Results in the model's turn are tool-result-not-adjacent's: they answer their calls by id, so moving them guesses nothing.)\nResponses also: chat-completions shapes in `input` (a history carried over from chat): a `tool` message (\"Invalid value: 'tool'. Supported values are: 'assistant', 'system', 'developer', and 'user'.\", opencode#10803), an assistant message's `tool_calls` (\"Unknown parameter: 'input[3].tool_calls'.\", openai-python#2677), read as the results and calls they are so pairing judges them; and an `input_text` part in an assistant message (\"Invalid value: 'input_text'. Supported values are: 'output_text' and 'refusal'.\", openhuman#3624). Repair writes each as the items the API takes, nothing dropped, when the ids, names and outputs read as such; a tool message without its `tool_call_id` is reported only.\nResponses also: chat-completions content parts in a message (`text`, `image_url`: PraisonAI#3934, \"Invalid value: 'text'. Supported values are: 'input_text', 'input_image', …\"); repair writes `text` as `input_text` (`output_text` in an assistant's message) and `image_url` as `input_image` with its URL and detail; an image in an assistant's message is reported only (an assistant message takes no image part).\nAnthropic also: content parts of another API (OpenAI chat's `image_url`, `input_audio`, `refusal`; the Responses API's `input_text`, `output_text`, `input_image`, `input_file`, `summary_text`, `function_call`, `function_call_output`; the AI SDK's `reasoning`, `tool-call`, `tool-result`, `file`): \"Input tag 'image_url' found using 'type' does not match any of the expected tags: …\" (AstrBot#4444). Repair writes a text part as a `text` block and an image given by a data URL (jpeg, png, gif, webp) or an http(s) URL as an `image` block; the others are reported only. Types the Messages API adds are not in the list, so they are never flagged.\nOpenAI chat also: a tool call without `type` (\"Missing required parameter: 'messages[2].tool_calls[0].type'.\", langchain-azure#35), set from the object it holds; a tool call whose `function` has no `arguments` (\"Missing required parameter: 'messages[1].tool_calls[1].function.arguments'\", mcphost#117; DeepSeek's \"missing field `arguments`\", neuron-ai#498), reported only: what the arguments were is not known; the other rules still run.\nOpenAI chat also, under the openai and azure profiles: a participant's `name` (user, assistant, system, developer) with white space or one of `<|\\/>` (\"Invalid 'messages[2].name': string does not match pattern. Expected a string that matches the pattern '^[^\\s<|\\\\/>]+$'.\", langchain#35054; the older `^[a-zA-Z0-9_-]+$` in semantic-kernel#9340, autogen#3582): an agent's name kept on its messages. Repair writes each refused character as `_`; tool and function messages' names are not checked (they name calls).\nGemini also: a field a functionCall or functionResponse does not have (Gemini reads the request as a protobuf message: \"Invalid JSON payload received. Unknown name \\\"content\\\" at 'contents[1].parts[0].function_response': Cannot find field.\", hexstrike-ai#70, a tool's output under chat's `content`). Reported only, and the other rules still run: what the field meant is not known. Known fields: id, name, args, partialArgs, willContinue; id, name, response, parts, willContinue, scheduling (both casings).\nAnthropic, Converse, Responses and Gemini also: a call without its name (Anthropic `tool_use.name`, Converse `toolUse.name`, Responses `function_call.name`, Gemini `functionCall.name`: each API's reference marks it required; no exact text is recorded), from a store that kept a call's id and arguments but not its tool. Reported only, and while the call stands no fix runs: which tool was called is not known, and in Gemini, which pairs a call and its response by name, the response would otherwise be dropped as an orphan (the turn and the one after it are kept out of pairing's findings). An empty Anthropic or Converse name is `invalid-call-id`'s, a Gemini response without a name too (\"function_response.name: Name cannot be empty.\").",
+    doc: "Each dialect reader reports shapes it cannot read (a value of the wrong type, a block or part without its type, a missing required field) as malformed with a JSON pointer, instead of failing.\nAlso reported here: an OpenAI chat `tool_calls: []` and an empty function name, an Anthropic final assistant prefill ending in white space, and under strict profiles the fields a provider rejects: groq and cerebras unknown message fields (e.g. reasoning_content, timestamp), fireworks unknown tool call fields, xai a name on a non-user message.\nMust not flag: unknown fields under the generic profile (kept verbatim), Anthropic document and image blocks, Gemini fileData and code-execution parts, Responses input as a plain string.\nThe code quotes Groq's wording for Cerebras too; the Cerebras row (openai_chat-33) reads \"messages.2.assistant.reasoning_content: property '…' is unsupported\". The empty tool_calls row (openai_chat-08) matches but is not quoted (the finding has no provider text).\nFix: only the two safe edits above; everything else needs the client fixed.\nBedrock Converse: a content block is a union that sets exactly one member (text, toolUse, toolResult, reasoningContent, image, document, video, cachePoint, guardContent, citationsContent); content is always a list; reasoningContent is reasoningText {text, signature} or redactedContent.\nOpenAI chat also: `function.arguments` that is not a string (an object stored parsed: OpenAI's type error, its wording for wrong types; repair writes the JSON text), and content parts of another dialect (Anthropic tool_use, tool_result, thinking, server tool blocks; Responses input_text, output_text, input_image, input_file, function_call) with OpenAI's enum error wording (the exact text for these types is not recorded; qwen-code#1888 shows a compatible API's instance). Types chat-compatible APIs add (video_url, document_url, ...) are not flagged.\nAnthropic also: a missing or non-integer `max_tokens` (\"max_tokens: Field required\", the API's validation wording; every deployment, Vertex and Bedrock InvokeModel included, requires it). Reported, never filled in: the limit is the caller's choice.\nAnthropic and Converse also: an image whose declared type (`source.media_type`, Converse's `format`) is not the one its first bytes prove (JPEG, PNG, GIF or WebP), in a message or inside a tool result: \"The image was specified using the image/png media type, but the image appears to be a image/jpeg image\" (recorded by gateways' tests and by Bedrock users after the service began checking); repair declares what the bytes are. Bytes that prove none of the four are left to the provider. Converse also: an image `format` that is not one of the four names it takes, lowercase (`jpg`, `JPEG`, `image/png`, `tiff`: hermes-agent#55429, measured live); repair declares what the bytes are, or, when the bytes are not in the body (an S3 location), the name the label gives one of the four (`jpg` is jpeg); any other label is reported only.\nConverse also: a document name the service refuses (a character other than ASCII letters and digits, single spaces, `-`, `_`, `()` and `[]`, two spaces in a row, more than 200 characters: vercel/ai#20365, simonw/llm-bedrock#8; underscores are accepted though the text does not list them) or one an earlier document of the request already has (\"Messages can't contain duplicate document names.\", maximhq/bifrost#7003, langchain-aws#963), in a message or inside a toolResult; repair renames the document (the extension that repeats its format dropped, refused characters as one space, `document` when nothing is left, a repeated name numbered ` (2)`): a file's name is a label, and its content is untouched.\nConverse also: a `toolUse.input` that is not an object (vercel/ai#19023; repair writes the object when the string is its JSON text, else reports) and a toolResult `json` member that is not an object (haystack-core-integrations#3766, aws-sdk-js-v3#7330; repair sends the value as text), both answered \"The format of the value at … is invalid. Provide a json object for the field and try again.\"\nAnthropic also: a tool_use (or server tool) input that is not an object (\"messages.N.content.M.tool_use.input: Input should be a valid dictionary\", claude-code#6696, anthropic-sdk-typescript#648); repaired like Converse's.\nGemini also: `functionCall.args` and `functionResponse.response` are protobuf Structs, so a string, number or list there is refused (\"Invalid value at '…function_response.response' (type.googleapis.com/google.protobuf.Struct)\", AstrBot#7216; a list: \"Proto field is not repeating, cannot start list.\", vercel/ai#3589, symfony/ai#2040); repair writes args given as their JSON text as the object, and puts a non-object response under `result`, as Google's SDKs do.\nOpenAI also: a tool's output given as an object (chat `tool` content, Responses `function_call_output.output`): \"Invalid type for 'messages[2].content': expected one of a string or array of objects, but got an object instead.\" (paperless-ai#748, nanobot#1344); repair writes its JSON text. Any other message's object content is reported only.\nEvery dialect also: a call's or result's id that is not a string (chat `tool_calls[].id` and `tool_call_id`, Responses `call_id`, Anthropic `id` and `tool_use_id` of client, server and MCP tool blocks, Converse `toolUseId`, Gemini's optional `functionCall.id` and `functionResponse.id`, Responses `approval_request_id`) and a Responses item's own `id` (`fc_…`, `msg_…`, `rs_…`, a server call's): \"… is a number but must be a string\" at the id's pointer, the one finding (the chain marks the id as there, `id_mistyped`, so no rule also calls the call or result id-less). Null is no id. The call and its results are there, unreadable, so nothing is repaired while it stands.\nAnthropic also: a `tool_use` block without `input` (\"messages.1.content.1.tool_use.input: Field required\": a serializer that leaves out an empty value, go-anthropic#67, mastra#11376, gptel#1281). Reported only: the arguments are not known (`{}` is the usual loss, not the only one); the other rules still run.\nResponses also: a server tool call item (`web_search_call`, `file_search_call`, `code_interpreter_call`, `image_generation_call`, `mcp_call`, `mcp_list_tools`) sent back without its own `id`, which OpenAI's reference marks required (\"Missing required parameter: 'input[42].id'.\", openai/codex#6926 and #6725, #6934, #6937: web search items a coding agent sent back without their ids). Reported only: the id is the one the provider gave; the other rules still run.\nResponses also: a `function_call_output` or `custom_tool_call_output` without its required `output` (or a null one), the shape a store that drops empty strings leaves: \"Missing required parameter: 'input[2].output'.\", OpenAI's wording for a missing field (the exact row is not recorded; vLLM's Responses server refuses the same item, vllm#41355). Repair sets it to an empty string, as chat's null tool content is sent: the output is not known, and an empty one says no more than the item did.\nGemini, Converse and Anthropic also: tool calls in a turn that is not the model's (a Gemini content of role `user` or with no role, which Gemini reads as the user's; a Converse or Anthropic `user` message): the turn is misread (a role lost in a store or rewritten by a converter), so it is reported at its `role` and left, and no other rule's fix runs on it: answering and dropping around a misread turn would invent results and lose the real ones. (Results in the model's turn are tool-result-not-adjacent's: they answer their calls by id, so moving them guesses nothing.)\nResponses also: chat-completions shapes in `input` (a history carried over from chat): a `tool` message (\"Invalid value: 'tool'. Supported values are: 'assistant', 'system', 'developer', and 'user'.\", opencode#10803), an assistant message's `tool_calls` (\"Unknown parameter: 'input[3].tool_calls'.\", openai-python#2677), read as the results and calls they are so pairing judges them; and an `input_text` part in an assistant message (\"Invalid value: 'input_text'. Supported values are: 'output_text' and 'refusal'.\", openhuman#3624). Repair writes each as the items the API takes, nothing dropped, when the ids, names and outputs read as such; a tool message without its `tool_call_id` is reported only.\nResponses also: chat-completions content parts in a message (`text`, `image_url`: PraisonAI#3934, \"Invalid value: 'text'. Supported values are: 'input_text', 'input_image', …\"); repair writes `text` as `input_text` (`output_text` in an assistant's message) and `image_url` as `input_image` with its URL and detail; an image in an assistant's message is reported only (an assistant message takes no image part).\nAnthropic also: content parts of another API (OpenAI chat's `image_url`, `input_audio`, `refusal`; the Responses API's `input_text`, `output_text`, `input_image`, `input_file`, `summary_text`, `function_call`, `function_call_output`; the AI SDK's `reasoning`, `tool-call`, `tool-result`, `file`): \"Input tag 'image_url' found using 'type' does not match any of the expected tags: …\" (AstrBot#4444). Repair writes a text part as a `text` block and an image given by a data URL (jpeg, png, gif, webp) or an http(s) URL as an `image` block; the others are reported only. Types the Messages API adds are not in the list, so they are never flagged.\nOpenAI chat also: a tool call without `type` (\"Missing required parameter: 'messages[2].tool_calls[0].type'.\", langchain-azure#35), set from the object it holds; a tool call whose `function` has no `arguments` (\"Missing required parameter: 'messages[1].tool_calls[1].function.arguments'\", mcphost#117; DeepSeek's \"missing field `arguments`\", neuron-ai#498), reported only: what the arguments were is not known; the other rules still run.\nOpenAI chat also, under the openai and azure profiles: a participant's `name` (user, assistant, system, developer) with white space or one of `<|\\/>` (\"Invalid 'messages[2].name': string does not match pattern. Expected a string that matches the pattern '^[^\\s<|\\\\/>]+$'.\", langchain#35054; the older `^[a-zA-Z0-9_-]+$` in semantic-kernel#9340, autogen#3582): an agent's name kept on its messages. Repair writes each refused character as `_`; tool and function messages' names are not checked (they name calls).\nGemini also: a field a functionCall or functionResponse does not have (Gemini reads the request as a protobuf message: \"Invalid JSON payload received. Unknown name \\\"content\\\" at 'contents[1].parts[0].function_response': Cannot find field.\", hexstrike-ai#70, a tool's output under chat's `content`). Reported only, and the other rules still run: what the field meant is not known. Known fields: id, name, args, partialArgs, willContinue; id, name, response, parts, willContinue, scheduling (both casings).\nAnthropic, Converse, Responses and Gemini also: a call without its name (Anthropic `tool_use.name`, Converse `toolUse.name`, Responses `function_call.name`, Gemini `functionCall.name`: each API's reference marks it required; no exact text is recorded), from a store that kept a call's id and arguments but not its tool. Reported only, and while the call stands no fix runs: which tool was called is not known, and in Gemini, which pairs a call and its response by name, the response would otherwise be dropped as an orphan (the turn and the one after it are kept out of pairing's findings). An empty Anthropic or Converse name is `invalid-call-id`'s, a Gemini response without a name too (\"function_response.name: Name cannot be empty.\").",
     example: r#"{
   "model": "gpt-4o",
   "messages": [
@@ -579,6 +597,22 @@ fn converse_message_is_not_empty(ctx: &Ctx, t: usize, out: &mut Vec<Violation>) 
         ));
     }
     for (k, n) in nodes.iter().enumerate() {
+        if let NodeKind::Result {
+            empty_error: true, ..
+        } = n.kind
+        {
+            out.push(
+                ctx.at_node(
+                    Rule::EmptyContent,
+                    turn.first() + k,
+                    format!("the toolResult at {} has status `error` and no content", n.ptr),
+                )
+                .provider(Some(format!(
+                    "The content field at messages.{ix}.content.{}.toolResult cannot be empty when status value is error.",
+                    n.ptr.sub_index().unwrap_or(0)
+                ))),
+            );
+        }
         if matches!(n.kind, NodeKind::Text { blank: true }) {
             let p = n.ptr.render();
             out.push(
@@ -679,6 +713,44 @@ pub(crate) fn cache_breakpoints_fit(ctx: &Ctx, out: &mut Vec<Violation>) {
             "A maximum of {MAX_CACHE_POINTS} blocks with cache_control may be provided. Found {found}."
         ))),
     );
+}
+
+/// Converse: a `cachePoint` block caches the blocks before it in its own message, and
+/// none may follow a reasoning block. The block before it is the node before it in the
+/// turn when their indexes touch (a block the reader could not read has no node, and
+/// `malformed` names it).
+pub(crate) fn cache_points_have_a_prefix(ctx: &Ctx, out: &mut Vec<Violation>) {
+    let chain = ctx.chain;
+    for t in ctx.history() {
+        let turn = &chain.turns[t];
+        let nodes = chain.turn_nodes(t);
+        for (k, n) in nodes.iter().enumerate() {
+            if !matches!(n.kind, NodeKind::Other { wire: "cachePoint" }) {
+                continue;
+            }
+            let Some(j) = n.ptr.sub_index() else { continue };
+            let before = k
+                .checked_sub(1)
+                .map(|b| &nodes[b])
+                .filter(|b| b.ptr.sub_index().map(|s| s + 1) == Some(j));
+            let (message, provider) = match before.map(|b| &b.kind) {
+                _ if j == 0 => (
+                    format!("the cachePoint at {} is the first block of its message: there is nothing before it to cache", n.ptr),
+                    "There is nothing available to cache. Please remove the invalid cache point and try again.",
+                ),
+                Some(NodeKind::Reasoning { .. }) => (
+                    format!("the cachePoint at {} follows a reasoning block, which Converse takes no cache point after", n.ptr),
+                    "Cache point cannot be inserted after reasoning block. Please remove the invalid cache point and try again.",
+                ),
+                _ => continue,
+            };
+            out.push(
+                ctx.at_node(Rule::CacheBreakpoints, turn.first() + k, message)
+                    .provider(Some(provider.into()))
+                    .with_defect(Defect::CachePointPlacement),
+            );
+        }
+    }
 }
 
 /// Converse refuses a document name of other characters than ASCII letters and digits,
@@ -864,7 +936,9 @@ fn fill_or_drop_the_empty(fx: &mut Fixer, v: &Violation) {
             }
         )
     });
-    if let Some(n) = result {
+    if let (Some(n), Dialect::BedrockConverse) = (result, fx.dialect()) {
+        say_the_error_result_failed(fx, v, n);
+    } else if let Some(n) = result {
         empty_the_blank_result(fx, v, n);
     } else if let Some(n) = signed_part {
         let ptr = chain.nodes[n].ptr;
@@ -897,6 +971,24 @@ fn fill_or_drop_the_empty(fx: &mut Fixer, v: &Violation) {
             let detail = format!("dropped the {} message, which has no content", turn.wire);
             fx.note(v.rule, v.path.clone(), "drop", detail);
         }
+    }
+}
+
+/// A Converse toolResult with `status: "error"` and no content says it failed
+/// ([`ERROR_WITHOUT_OUTPUT`]), as an Anthropic error result does, and stays an error.
+fn say_the_error_result_failed(fx: &mut Fixer, v: &Violation, n: usize) {
+    let Some(mut block) = fx.value_of(n).cloned() else {
+        return;
+    };
+    let Some(Value::Object(result)) = block.get_mut("toolResult") else {
+        return;
+    };
+    result.insert("content".into(), json!([{ "text": ERROR_WITHOUT_OUTPUT }]));
+    if fx.claim(n) {
+        let detail = format!(
+            "gave the error toolResult, which had no content, the text \"{ERROR_WITHOUT_OUTPUT}\""
+        );
+        fx.replace_node(n, block, v, "set", detail);
     }
 }
 
@@ -1111,6 +1203,7 @@ fn reshape_the_known_defects(fx: &mut Fixer, v: &Violation) {
             | Defect::UnknownField
             | Defect::ItemIdMissing
             | Defect::CacheOnThinking
+            | Defect::CachePointPlacement
             // Other rules' findings: never `malformed`'s.
             | Defect::CallNameForm
             | Defect::ForeignRole,
@@ -1169,27 +1262,31 @@ fn declare_the_image_as_its_bytes_are(fx: &mut Fixer, v: &Violation) {
             true => image.get("source").and_then(|s| s.get("bytes")),
             false => image.get("data"),
         };
-        let Some(proven) = bytes
+        let proven = bytes
             .and_then(Value::as_str)
-            .and_then(crate::dialect::image_format_of_base64)
-        else {
-            continue;
-        };
-        let declared = match converse {
-            true => proven.to_string(),
-            false => format!("image/{proven}"),
-        };
+            .and_then(crate::dialect::image_format_of_base64);
         let old = image
             .get(field)
             .and_then(Value::as_str)
             .unwrap_or("nothing")
             .to_string();
-        if old == declared || (converse && old == "jpg" && proven == "jpeg") {
+        // Bytes that prove no format: a Converse label that names one of its four
+        // formats another way (`jpg`, `JPEG`) is written as Converse spells it.
+        let named = || converse.then(|| crate::dialect::bedrock_converse::image_format_named(&old));
+        let (declared, why) = match (proven, converse) {
+            (Some(p), true) => (p.to_string(), "what its bytes are"),
+            (Some(p), false) => (format!("image/{p}"), "what its bytes are"),
+            (None, _) => match named().flatten() {
+                Some(f) => (f.to_string(), "as Converse spells that format"),
+                None => continue,
+            },
+        };
+        if old == declared {
             continue;
         }
         image.insert(field.to_string(), json!(declared));
         notes.push(format!(
-            "declared the image as `{declared}`, what its bytes are, not `{old}`"
+            "declared the image as `{declared}`, {why}, not `{old}`"
         ));
     }
     if !notes.is_empty() && fx.claim(n) {
@@ -1350,6 +1447,16 @@ fn write_the_message_name_in_its_form(fx: &mut Fixer, v: &Violation) {
 /// `cache-breakpoints`: the earliest breakpoints lose their `cache_control` until four
 /// are left (see the spec for why the earliest).
 fn keep_four_breakpoints(fx: &mut Fixer, v: &Violation) {
+    if v.defect == Some(Defect::CachePointPlacement) {
+        // What the service asks: the cache point goes, the conversation is unchanged.
+        let Some(n) = v.loc.node else { return };
+        if fx.claim(n) {
+            fx.drop_node(n);
+            let detail = "removed the cachePoint block, which Converse refuses here";
+            fx.note(v.rule, v.path.clone(), "drop", detail.into());
+        }
+        return;
+    }
     if v.defect == Some(Defect::CacheOnThinking) {
         // The block goes back as it was received: the API never sends cache_control on
         // one, and the signature does not cover it.

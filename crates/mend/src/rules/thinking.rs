@@ -172,9 +172,14 @@ pub(crate) const THINKING_MODIFIED: RuleSpec = RuleSpec {
             text: "messages.1.content.0.thinking: each thinking block must contain thinking",
             source: "provider-errors.jsonl anthropic-28",
         },
+        ProviderText {
+            provider: "bedrock",
+            text: "User messages cannot contain reasoning content. Please remove the reasoning content and try again.",
+            source: "langchain-ai/langchain-aws#401, aws-samples/bedrock-chat#845 and #851, zed-industries/zed#32341 (DeepSeek-R1 on Converse: the follow-up request that sends the assistant's reasoningContent back; pydantic-ai replays it as text instead); no row in provider-errors.jsonl",
+        },
     ],
     repair: Repair::Always("Drops the thinking block, which cannot be sent as it is. When the dropped block opened the current tool loop with thinking on, thinking-not-first then turns thinking off for the request."),
-    doc: "Anthropic requires thinking blocks to come back exactly as returned: signed, redacted_thinking with its opaque data, and no thinking in a final assistant message when thinking is disabled.\nThe check flags a thinking block without a signature (or an empty one), a redacted_thinking block without `data`, and with thinking disabled a thinking block in the final assistant message.\nIt cannot see a changed text or a forged signature (anthropic-02, anthropic-05 report those); mend does not verify signatures.\nMust not flag: earlier thinking blocks with thinking disabled, a signed block whose thinking text was omitted, signed thinking and redacted blocks in a loop.\nThe Responses \"encrypted content could not be verified\" rows (openai_responses-02, -08) are filed under this rule but the code has no Responses check for them.\nFix: drop the block.\nBedrock Converse: signatures are Claude's, so an unsigned reasoningText is flagged only for a Claude model (give --model) or with Claude's thinking switched on; DeepSeek-R1, Kimi and Qwen return reasoning without one. A redactedContent without data is flagged for every model. Thinking counts as off for Claude when additionalModelRequestFields has no thinking. Converse's text for a missing signature is not recorded.",
+    doc: "Anthropic requires thinking blocks to come back exactly as returned: signed, redacted_thinking with its opaque data, and no thinking in a final assistant message when thinking is disabled.\nThe check flags a thinking block without a signature (or an empty one), a redacted_thinking block without `data`, and with thinking disabled a thinking block in the final assistant message.\nIt cannot see a changed text or a forged signature (anthropic-02, anthropic-05 report those); mend does not verify signatures.\nMust not flag: earlier thinking blocks with thinking disabled, a signed block whose thinking text was omitted, signed thinking and redacted blocks in a loop.\nThe Responses \"encrypted content could not be verified\" rows (openai_responses-02, -08) are filed under this rule but the code has no Responses check for them.\nFix: drop the block.\nBedrock Converse: signatures are Claude's, so an unsigned reasoningText is flagged only for a Claude model (give --model) or with Claude's thinking switched on; DeepSeek-R1, Kimi and Qwen return reasoning without one. A redactedContent without data is flagged for every model. Thinking counts as off for Claude when additionalModelRequestFields has no thinking. Converse's text for a missing signature is not recorded.\nDeepSeek-R1 on Converse (a model id with `deepseek.r1`) returns reasoningContent but refuses any sent back, in whichever message: \"User messages cannot contain reasoning content. Please remove the reasoning content and try again.\" (langchain-aws#401, aws-samples/bedrock-chat#845, zed#32341: the second request of every conversation); each block is flagged and repair drops it, as the service asks and as bedrock-chat#851 does (the model reads none of it back). Other non-Claude models are not held to it: no refusal is recorded for them.",
     example: r#"{
   "model": "claude-sonnet-4-20250514",
   "max_tokens": 4096,
@@ -403,6 +408,13 @@ pub(crate) fn thinking_is_unmodified(ctx: &Ctx, out: &mut Vec<Violation>) {
         }
         _ => (true, chain.facts.thinking_disabled),
     };
+    // DeepSeek-R1 on Converse returns its reasoning but takes none back, in any message
+    // (langchain-aws#401, aws-samples/bedrock-chat#845, zed#32341).
+    let takes_no_reasoning = ctx.dialect == Dialect::BedrockConverse
+        && chain
+            .facts
+            .model
+            .is_some_and(|m| m.to_ascii_lowercase().contains("deepseek.r1"));
     let last = (0..chain.turns.len())
         .rev()
         .find(|&t| ctx.is_history(&chain.turns[t]));
@@ -415,6 +427,19 @@ pub(crate) fn thinking_is_unmodified(ctx: &Ctx, out: &mut Vec<Violation>) {
         };
         let ix = ctx.turn_ix(node.turn());
         let sub = ctx.node_sub(n).unwrap_or(0);
+        if takes_no_reasoning {
+            out.push(
+                ctx.at_node(
+                    Rule::ThinkingModified,
+                    n,
+                    format!("the reasoningContent block at {} goes back to DeepSeek-R1, which takes no reasoning in its input", ctx.path(n)),
+                )
+                .provider(Some(
+                    "User messages cannot contain reasoning content. Please remove the reasoning content and try again.".into(),
+                )),
+            );
+            continue;
+        }
         if !signed && (signs || redacted) {
             let (message, provider) = if redacted {
                 (

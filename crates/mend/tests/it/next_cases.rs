@@ -377,7 +377,11 @@ const CONVERSE_CLIENT_CHANGES: [(&str, &str, &str); 5] = [
 /// Recorded Converse loops whose next body the check flags for a reason outside next:
 /// none. (DeepSeek-R1 puts its text before its reasoning; thinking-not-first holds only
 /// Claude on Converse to the order, so its loop continues cleanly.)
-const CONVERSE_KNOWN: [(&str, Rule, &str); 0] = [];
+const CONVERSE_KNOWN: [(&str, Rule, &str); 1] = [(
+    "pydantic-ai--bedrock-model-thinking-part-deepseek-01",
+    Rule::ThinkingModified,
+    "next sends DeepSeek-R1's reasoningContent back, which Converse refuses for that model (\"User messages cannot contain reasoning content.\", langchain-aws#401); next should leave it out, as pydantic-ai and bedrock-chat#851 do: open",
+)];
 
 /// Every recorded Converse loop continues validly: from a `-01` request, its recorded
 /// response (JSON or event stream) and what its `-02` sibling sent after the response

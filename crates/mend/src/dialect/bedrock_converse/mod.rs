@@ -20,7 +20,7 @@ use super::openai_chat::approx_size;
 use super::{kind_in as kind_of, malformed, member_id, nonempty_string, not_an_object};
 use crate::chain::{CallKind, Chain, NodeKind, Ptr, Role};
 use crate::json::Json;
-use crate::violation::{Defect, Violation};
+use crate::violation::{Defect, Rule, Violation};
 
 pub mod canonical;
 pub(crate) mod settings;
@@ -253,7 +253,15 @@ fn map_block<'a, J: Json<'a>>(
                 Some(t) if t != "tool_result" => CallKind::Server,
                 _ => CallKind::Client,
             };
-            id.result(None, kind, chain.wire("toolResult"))
+            let mut node = id.result(None, kind, chain.wire("toolResult"));
+            // An error result must say something: "The content field at
+            // messages.N.content.M.toolResult cannot be empty when status value is error."
+            if let NodeKind::Result { empty_error, .. } = &mut node {
+                *empty_error = s("status") == Some("error")
+                    && v.get("content")
+                        .is_none_or(|c| c.is_null() || (c.is_array() && c.len() == 0));
+            }
+            node
         }
         "reasoningContent" => match reasoning(v, chain) {
             Some(kind) => kind,
@@ -282,6 +290,18 @@ fn map_block<'a, J: Json<'a>>(
         other => NodeKind::Other { wire: other },
     };
     chain.push(kind, p);
+}
+
+/// The image formats Converse takes, as it spells them (lowercase; `jpg` is refused).
+pub(crate) const IMAGE_FORMATS: [&str; 4] = ["png", "jpeg", "gif", "webp"];
+
+/// The format Converse names an image label by, when the label names one of its four
+/// unambiguously (`jpg`, `JPEG`, `image/png`); None otherwise.
+pub(crate) fn image_format_named(label: &str) -> Option<&'static str> {
+    let label = label.trim().to_ascii_lowercase();
+    let label = label.strip_prefix("image/").unwrap_or(&label);
+    let label = if label == "jpg" { "jpeg" } else { label };
+    IMAGE_FORMATS.into_iter().find(|f| *f == label)
 }
 
 /// Whether Converse takes `name` as a document's name: ASCII letters and digits, single
@@ -386,15 +406,33 @@ fn read_documents_and_images<'a, J: Json<'a>>(
     out: &mut Vec<Violation>,
 ) {
     let at = (chain.nodes.len(), chain.turns.len().saturating_sub(1));
-    let mut image = |img: J, rel: String, wire: String| {
-        let declared = img.get("format").and_then(J::str).unwrap_or_default();
+    let mut image = |img: J, rel: String, (wire, member): (String, String)| {
+        let declared = img.get("format").and_then(J::str);
+        let path = format!("{}{rel}/image/format", p.render());
+        // Converse takes four lowercase names only: `jpg` and `JPEG` are refused
+        // (NousResearch/hermes-agent#55429, measured live).
+        if let Some(declared) = declared.filter(|d| !IMAGE_FORMATS.contains(d)) {
+            out.push(
+                Violation::error(
+                    Rule::Malformed,
+                    path,
+                    format!("the image format `{declared}` is not one Converse takes (png, jpeg, gif, webp)"),
+                )
+                .provider(Some(format!(
+                    "1 validation error detected: Value at '{member}' failed to satisfy constraint: Member must satisfy enum value set: [png, jpeg, gif, webp]"
+                )))
+                .at_node(at.0, at.1)
+                .with_defect(Defect::ImageFormat),
+            );
+            return;
+        }
         let bytes = img
             .get("source")
             .and_then(|s| s.get("bytes"))
             .and_then(J::str);
         if let Some(proven) = bytes.and_then(super::image_format_of_base64) {
-            if declared != proven && !(declared == "jpg" && proven == "jpeg") {
-                let path = format!("{}{rel}/image/format", p.render());
+            let declared = declared.unwrap_or_default();
+            if declared != proven {
                 let declared = format!("image/{declared}");
                 super::image_format_differs(out, (path, wire), (&declared, proven), at);
             }
@@ -406,7 +444,10 @@ fn read_documents_and_images<'a, J: Json<'a>>(
         "image" => image(
             v,
             String::new(),
-            format!("messages.{i}.content.{j}.image.source.bytes"),
+            (
+                format!("messages.{i}.content.{j}.image.source.bytes"),
+                format!("messages.{i}.member.content.{j}.member.image.format"),
+            ),
         ),
         "toolResult" => {
             let inner = v
@@ -424,7 +465,8 @@ fn read_documents_and_images<'a, J: Json<'a>>(
                     let wire = format!(
                         "messages.{i}.content.{j}.toolResult.content.{k}.image.source.bytes"
                     );
-                    image(img, format!("/toolResult/content/{k}"), wire);
+                    let member = format!("messages.{i}.member.content.{j}.member.toolResult.content.{k}.member.image.format");
+                    image(img, format!("/toolResult/content/{k}"), (wire, member));
                 }
             }
         }
