@@ -220,17 +220,8 @@ pub(crate) fn call_names_have_the_providers_form(ctx: &Ctx, out: &mut Vec<Violat
         }
         _ => return,
     };
-    for (n, node) in ctx.chain.nodes.iter().enumerate() {
-        let NodeKind::Call {
-            name: Some(name),
-            kind: CallKind::Client,
-            wire,
-            ..
-        } = node.kind
-        else {
-            continue;
-        };
-        let wire = ctx.chain.wire_text(wire);
+    for (n, node, name, wire) in client_calls(ctx) {
+        let Some(name) = name else { continue };
         if !matches!(wire, "tool_use" | "toolUse" | "tool_calls") {
             continue;
         }
@@ -293,17 +284,7 @@ pub(crate) fn calls_have_names(ctx: &Ctx, quiet: &mut [bool], out: &mut Vec<Viol
     if ctx.dialect == Dialect::OpenAiChat {
         return;
     }
-    for (n, node) in ctx.chain.nodes.iter().enumerate() {
-        let NodeKind::Call {
-            name,
-            kind: CallKind::Client,
-            wire,
-            ..
-        } = node.kind
-        else {
-            continue;
-        };
-        let wire = ctx.chain.wire_text(wire);
+    for (n, node, name, wire) in client_calls(ctx) {
         let nameless = match wire {
             // An empty name is the form check's (`invalid-call-id`).
             "tool_use" | "toolUse" => name.is_none(),
@@ -334,6 +315,26 @@ pub(crate) fn calls_have_names(ctx: &Ctx, quiet: &mut [bool], out: &mut Vec<Viol
             ),
         ));
     }
+}
+
+/// The client calls of the chain: node index, node, name and wire type.
+fn client_calls<'c, 'a>(
+    ctx: &Ctx<'c, 'a>,
+) -> impl Iterator<Item = (usize, &'c crate::chain::Node<'a>, Option<&'a str>, &'a str)> + 'c {
+    let chain = ctx.chain;
+    chain
+        .nodes
+        .iter()
+        .enumerate()
+        .filter_map(move |(n, node)| match node.kind {
+            NodeKind::Call {
+                name,
+                kind: CallKind::Client,
+                wire,
+                ..
+            } => Some((n, node, name, chain.wire_text(wire))),
+            _ => None,
+        })
 }
 
 /// A call's name in the characters the provider takes: every other character as `_`,
