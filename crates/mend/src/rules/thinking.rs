@@ -127,7 +127,7 @@ pub(crate) const THINKING_FINAL_BLOCK: RuleSpec = RuleSpec {
 
 pub(crate) const THINKING_MODIFIED: RuleSpec = RuleSpec {
     id: "thinking-modified",
-    summary: "an Anthropic thinking block cannot be sent as it is: unsigned, a redacted_thinking block without its data, or thinking in the final assistant message with thinking off",
+    summary: "a thinking block cannot be sent as it is: unsigned (Anthropic, Claude on Converse), a redacted block without its data, thinking in the final assistant message with thinking off, or any reasoning sent back to DeepSeek-R1 on Converse",
     dialects: &[Dialect::Anthropic, Dialect::BedrockConverse],
     profiles: &[],
     severity: Severity::Error,
