@@ -663,6 +663,12 @@ pub(crate) fn image_format_differs(
     );
 }
 
+/// Whether a result's `content` says nothing: absent, null, `""` or `[]` (what an error
+/// result may not be, in Anthropic and Converse alike).
+pub(crate) fn says_nothing<'a, J: Json<'a>>(content: Option<J>) -> bool {
+    content.is_none_or(|c| c.is_null() || c.is_empty_string() || (c.is_array() && c.len() == 0))
+}
+
 /// A string other than `""` (without reading a long one: signatures, encrypted reasoning).
 pub(crate) fn nonempty_string<'a, J: Json<'a>>(v: Option<J>) -> bool {
     v.is_some_and(|v| v.is_string() && !v.is_empty_string())

@@ -7,7 +7,9 @@ use std::collections::HashMap;
 use serde_json::{json, Value};
 
 use crate::chain::{NodeKind, Role};
-use crate::dialect::bedrock_converse::{document_name, document_name_is_valid, DocumentNames};
+use crate::dialect::bedrock_converse::{
+    document_name, document_name_fault, document_name_is_valid, DocumentNames,
+};
 use crate::dialect::Dialect;
 use crate::repair::{Fixer, ERROR_WITHOUT_OUTPUT};
 use crate::violation::{Defect, Rule, Severity, Violation};
@@ -772,14 +774,7 @@ pub(crate) fn document_names_fit(ctx: &Ctx, out: &mut Vec<Violation>) {
     for &(block, node, nested, name) in &ctx.chain.facts.document_names {
         let Some(name) = name else { continue };
         let path = document_path(block, nested);
-        let (message, provider) = if !document_name_is_valid(name) {
-            let allowed = |c: char| c.is_ascii_alphanumeric() || " -_()[]".contains(c);
-            let why = match name.chars().find(|&c| !allowed(c)) {
-                _ if name.is_empty() => "is empty".to_string(),
-                Some(c) => format!("holds `{c}`, which Converse refuses there (it takes ASCII letters and digits, single spaces, `-`, `_`, `()` and `[]`)"),
-                None if name.contains("  ") => "holds two spaces in a row".to_string(),
-                None => "is longer than 200 characters".to_string(),
-            };
+        let (message, provider) = if let Some(why) = document_name_fault(name) {
             (
                 format!("document name `{name}` {why}"),
                 DOCUMENT_NAME_RULE.to_string(),
@@ -1052,9 +1047,6 @@ fn empty_the_blank_result(fx: &mut Fixer, v: &Violation, n: usize) {
     }
 }
 
-/// `malformed`: the two malformations with one sound fix: a prefill's trailing white
-/// space is trimmed, and an empty `tool_calls` array is removed. Every other malformed
-/// body is reported and left alone: its shape says nothing about what was meant.
 /// Give the item of `v`'s turn the required field it came without, at its empty value.
 fn set_the_missing_field(fx: &mut Fixer, v: &Violation, key: &str, value: Value, detail: &str) {
     let Some(t) = v.loc.turn else { return };
@@ -1220,7 +1212,8 @@ fn reshape_the_known_defects(fx: &mut Fixer, v: &Violation) {
         Some(Defect::EmptyToolCalls | Defect::CallTypeMissing | Defect::ArgumentsNotString) => {
             reshape_a_chat_call(fx, v)
         }
-        Some(Defect::ToolInputNotObject | Defect::OutputNotText) => write_the_value_as_text_or_object(fx, v),
+        Some(Defect::ToolInputNotObject) => write_the_input_as_its_object(fx, v),
+        Some(Defect::OutputNotText) => write_the_output_as_text(fx, v),
         Some(Defect::ForeignBlock) => write_the_foreign_part_as_its_block(fx, v),
         Some(Defect::MessageNameForm) => write_the_message_name_in_its_form(fx, v),
         None => {}
@@ -1272,14 +1265,14 @@ fn declare_the_image_as_its_bytes_are(fx: &mut Fixer, v: &Violation) {
             .to_string();
         // Bytes that prove no format: a Converse label that names one of its four
         // formats another way (`jpg`, `JPEG`) is written as Converse spells it.
-        let named = || converse.then(|| crate::dialect::bedrock_converse::image_format_named(&old));
         let (declared, why) = match (proven, converse) {
             (Some(p), true) => (p.to_string(), "what its bytes are"),
             (Some(p), false) => (format!("image/{p}"), "what its bytes are"),
-            (None, _) => match named().flatten() {
+            (None, true) => match crate::dialect::bedrock_converse::image_format_named(&old) {
                 Some(f) => (f.to_string(), "as Converse spells that format"),
                 None => continue,
             },
+            (None, false) => continue,
         };
         if old == declared {
             continue;
@@ -1349,30 +1342,30 @@ fn reshape_a_chat_call(fx: &mut Fixer, v: &Violation) {
     }
 }
 
-/// A value of the type the API does not take there, written as the one it does: a
-/// tool's input given as its JSON text as the object (Converse, Anthropic, Gemini), a
-/// tool's output given as an object as its JSON text (OpenAI).
-fn write_the_value_as_text_or_object(fx: &mut Fixer, v: &Violation) {
-    if v.defect == Some(Defect::OutputNotText) {
-        let Some(t) = v.loc.turn else { return };
-        let ptr = fx.chain().turns[t].ptr;
-        let field = match fx.dialect() {
-            Dialect::OpenAiResponses => "output",
-            _ => "content",
-        };
-        let Some(value) = fx.value_at(ptr).and_then(|it| it.get(field)) else {
-            return;
-        };
-        if ptr.item_index().is_some()
-            && fx.set_field(ptr, field, Some(Value::String(value.to_string())))
-        {
-            let detail = "wrote the tool's output object as its JSON text, which the API takes";
-            fx.note(v.rule, v.path.clone(), "set", detail.into());
-        }
+/// A tool's output given as an object written as its JSON text (OpenAI chat `content`,
+/// Responses `output`), which the API takes.
+fn write_the_output_as_text(fx: &mut Fixer, v: &Violation) {
+    let Some(t) = v.loc.turn else { return };
+    let ptr = fx.chain().turns[t].ptr;
+    let field = match fx.dialect() {
+        Dialect::OpenAiResponses => "output",
+        _ => "content",
+    };
+    let Some(value) = fx.value_at(ptr).and_then(|it| it.get(field)) else {
         return;
+    };
+    if ptr.item_index().is_some()
+        && fx.set_field(ptr, field, Some(Value::String(value.to_string())))
+    {
+        let detail = "wrote the tool's output object as its JSON text, which the API takes";
+        fx.note(v.rule, v.path.clone(), "set", detail.into());
     }
-    // Only where the string is the object's JSON text: anything else would be
-    // a guess at what the model meant.
+}
+
+/// A tool's input given as its JSON text written as the object (Converse, Anthropic,
+/// Gemini), only where the string is the object's JSON text: anything else would be a
+/// guess at what the model meant.
+fn write_the_input_as_its_object(fx: &mut Fixer, v: &Violation) {
     let Some(n) = v.loc.node else { return };
     let Some(block) = fx.value_of(n) else { return };
     let at = match fx.dialect() {

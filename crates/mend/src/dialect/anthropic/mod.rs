@@ -298,9 +298,6 @@ fn map_block<'a, J: Json<'a>>(
     out: &mut Vec<Violation>,
 ) {
     let p = Ptr::sub(ROOT, i, "content", j);
-    if b.is_object() {
-        check_image_types(i, j, b, chain, out);
-    }
     if !b.is_object() {
         malformed(
             out,
@@ -313,6 +310,7 @@ fn map_block<'a, J: Json<'a>>(
         );
         return;
     }
+    check_image_types(i, j, b, chain, out);
     let s = |k: &str| b.get(k).and_then(J::str);
     let Some(ty) = s("type") else {
         malformed(
@@ -388,9 +386,7 @@ fn map_block<'a, J: Json<'a>>(
                 }),
                 // Absent and null are empty too: the API reads either as no content.
                 empty_error: b.get("is_error").and_then(J::as_bool) == Some(true)
-                    && b.get("content").is_none_or(|c| {
-                        c.is_null() || c.is_empty_string() || (c.is_array() && c.len() == 0)
-                    }),
+                    && super::says_nothing(b.get("content")),
             }
         }
         t if t.ends_with("_tool_result") => {

@@ -257,9 +257,8 @@ fn map_block<'a, J: Json<'a>>(
             // An error result must say something: "The content field at
             // messages.N.content.M.toolResult cannot be empty when status value is error."
             if let NodeKind::Result { empty_error, .. } = &mut node {
-                *empty_error = s("status") == Some("error")
-                    && v.get("content")
-                        .is_none_or(|c| c.is_null() || (c.is_array() && c.len() == 0));
+                *empty_error =
+                    s("status") == Some("error") && super::says_nothing(v.get("content"));
             }
             node
         }
@@ -304,15 +303,30 @@ pub(crate) fn image_format_named(label: &str) -> Option<&'static str> {
     IMAGE_FORMATS.into_iter().find(|f| *f == label)
 }
 
-/// Whether Converse takes `name` as a document's name: ASCII letters and digits, single
-/// spaces, `-`, `_` (accepted, though the service's text does not list it), `()` and
-/// `[]`, 1 to 200 characters.
+/// A character Converse takes in a document's name: ASCII letters and digits, space,
+/// `-`, `_` (accepted, though the service's text does not list it), `()` and `[]`.
+fn document_name_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || " -_()[]".contains(c)
+}
+
+/// Why Converse refuses `name` as a document's name, or `None` when it takes it (the
+/// characters of [`document_name_char`], no two spaces in a row, 1 to 200 characters).
+pub(crate) fn document_name_fault(name: &str) -> Option<String> {
+    if name.is_empty() {
+        return Some("is empty".into());
+    }
+    if let Some(c) = name.chars().find(|&c| !document_name_char(c)) {
+        return Some(format!("holds `{c}`, which Converse refuses there (it takes ASCII letters and digits, single spaces, `-`, `_`, `()` and `[]`)"));
+    }
+    if name.contains("  ") {
+        return Some("holds two spaces in a row".into());
+    }
+    (name.chars().count() > 200).then(|| "is longer than 200 characters".into())
+}
+
+/// Whether Converse takes `name` as a document's name ([`document_name_fault`]).
 pub(crate) fn document_name_is_valid(name: &str) -> bool {
-    let allowed = |c: char| c.is_ascii_alphanumeric() || " -_()[]".contains(c);
-    !name.is_empty()
-        && name.chars().count() <= 200
-        && name.chars().all(allowed)
-        && !name.contains("  ")
+    document_name_fault(name).is_none()
 }
 
 /// A document name as Converse takes it, from a file name: an extension that repeats the
@@ -327,10 +341,7 @@ pub(crate) fn document_name(name: &str, format: Option<&str>) -> String {
     };
     let mut out = String::new();
     for c in stem.chars() {
-        let c = match c {
-            c if c.is_ascii_alphanumeric() || "-_()[]".contains(c) => c,
-            _ => ' ',
-        };
+        let c = if document_name_char(c) { c } else { ' ' };
         if !(c == ' ' && (out.is_empty() || out.ends_with(' '))) {
             out.push(c);
         }
