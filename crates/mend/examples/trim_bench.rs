@@ -47,6 +47,12 @@ use serde_json::{json, Value};
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
 
+/// The allocator mend runs on where it ships as a program or an extension (the CLI and
+/// its gateway, the Python binding), as `report_bench` runs: a trim's checks and its copy
+/// of the kept items build and drop trees of small maps and strings.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 struct Args {
     check: bool,
     counts: bool,
