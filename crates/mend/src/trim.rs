@@ -111,8 +111,12 @@ impl Counter {
 
     /// [`Counter::count_item`] with what counting item after item reuses.
     fn count_item_in(self, item: &Value, scratch: &mut Scratch) -> usize {
-        scratch.text.clear();
-        collect_text(item, &mut scratch.text);
+        scratch.gather(item);
+        self.count_gathered(scratch)
+    }
+
+    /// The count of the item whose text `scratch` holds ([`Scratch::gather`]).
+    fn count_gathered(self, scratch: &mut Scratch) -> usize {
         3 + self.count_in(&scratch.text, &mut scratch.merged)
     }
 }
@@ -124,6 +128,14 @@ impl Counter {
 struct Scratch {
     text: String,
     merged: Merged,
+}
+
+impl Scratch {
+    /// Gather the text of `item` in `text`, which is all its count depends on.
+    fn gather(&mut self, item: &Value) {
+        self.text.clear();
+        collect_text(item, &mut self.text);
+    }
 }
 
 fn collect_text(v: &Value, out: &mut String) {
@@ -146,8 +158,9 @@ fn collect_text(v: &Value, out: &mut String) {
     }
 }
 
-/// A cache of item token counts, keyed by a structural hash of the item, for callers that
-/// trim the same growing conversation again and again. Bounded: past
+/// A cache of item token counts, keyed by a hash of the item's gathered text (what its
+/// count is made from: two items with the same text have the same count), for callers
+/// that trim the same growing conversation again and again. Bounded: past
 /// [`TokenCache::LIMIT`] items it starts over.
 #[derive(Debug, Default)]
 pub struct TokenCache {
@@ -165,14 +178,20 @@ impl TokenCache {
     pub const LIMIT: usize = 1 << 18;
 
     fn count(&mut self, counter: Counter, item: &Value) -> usize {
-        let key = (counter, hash_value(item, &self.keys));
+        // The text is gathered either way: a hash of one buffer costs less than a walk
+        // of the item's tree, and a new item's count reads the same buffer.
+        self.scratch.gather(item);
+        let key = (
+            counter,
+            std::hash::BuildHasher::hash_one(&self.keys, self.scratch.text.as_str()),
+        );
         if let Some(&n) = self.counts.get(&key) {
             return n;
         }
         if self.counts.len() >= Self::LIMIT {
             self.counts.clear();
         }
-        let n = counter.count_item_in(item, &mut self.scratch);
+        let n = counter.count_gathered(&mut self.scratch);
         self.counts.insert(key, n);
         n
     }
@@ -202,38 +221,6 @@ impl Counts<'_> {
             Counts::Cached(cache) => cache.count(counter, item),
         }
     }
-}
-
-/// A structural hash of a JSON value (no serialization): keys, strings, numbers and the
-/// shape all count, so two items hash equal only when they are equal JSON (in key order).
-fn hash_value(v: &Value, keys: &std::collections::hash_map::RandomState) -> u64 {
-    use std::hash::{BuildHasher, Hash, Hasher};
-    fn feed(v: &Value, h: &mut std::collections::hash_map::DefaultHasher) {
-        match v {
-            Value::Null => 0u8.hash(h),
-            Value::Bool(b) => (1u8, *b).hash(h),
-            Value::Number(n) => {
-                2u8.hash(h);
-                n.as_f64().map(f64::to_bits).hash(h);
-                n.as_i64().hash(h);
-            }
-            Value::String(s) => (3u8, s).hash(h),
-            Value::Array(a) => {
-                (4u8, a.len()).hash(h);
-                a.iter().for_each(|x| feed(x, h));
-            }
-            Value::Object(o) => {
-                (5u8, o.len()).hash(h);
-                for (k, x) in o {
-                    k.hash(h);
-                    feed(x, h);
-                }
-            }
-        }
-    }
-    let mut h = keys.build_hasher();
-    feed(v, &mut h);
-    h.finish()
 }
 
 /// Trim settings.
@@ -869,6 +856,33 @@ mod tests {
         assert_eq!(msgs[0]["role"], "system");
         assert_eq!(msgs[1]["role"], "user");
         assert_eq!(t.counter, Counter::O200kBase);
+    }
+
+    /// A cache keyed by the items' text counts as fresh counting does: on a conversation
+    /// that grows, trimmed again and again through one cache, whose items repeat texts in
+    /// other shapes (a user and an assistant saying the same, the same arguments in
+    /// calls of other ids) and differ in texts alone.
+    #[test]
+    fn a_cache_counts_as_counting_afresh() {
+        let mut cache = TokenCache::default();
+        for n in [1, 2, 5, 9, 9, 14] {
+            let mut body = loop_body(n);
+            let msgs = body["messages"].as_array_mut().unwrap();
+            msgs.push(json!({"role": "user", "content": "Rain in Paris, sun in Rome."}));
+            msgs.push(json!({"role": "assistant", "content": "Rain in Paris, sun in Rome!"}));
+            for budget in [usize::MAX, 400, 150] {
+                let opts = TrimOptions {
+                    budget,
+                    ..Default::default()
+                };
+                let fresh = trim(&body, &opts).unwrap();
+                let cached = trim_with_cache(&body, &opts, &mut cache).unwrap();
+                assert_eq!(cached.tokens_before, fresh.tokens_before, "{n} messages");
+                assert_eq!(cached.tokens_after, fresh.tokens_after, "{n} messages");
+                assert_eq!(cached.body, fresh.body, "{n} messages");
+            }
+        }
+        assert!(!cache.is_empty());
     }
 
     #[test]
