@@ -111,7 +111,9 @@ pub(crate) enum Defect {
     /// where the API takes `input_text` / `output_text` / `input_image`.
     ChatContentPart,
     /// Anthropic: a content part of another API (OpenAI's `image_url`, the Responses
-    /// API's `input_text`) that is an Anthropic block written another way.
+    /// API's `input_text`) that is an Anthropic block written another way. OpenAI chat:
+    /// another API's `image` block (Anthropic's, LangChain's) that is an `image_url` part
+    /// written another way.
     ForeignBlock,
     /// OpenAI chat: a tool call without its required `type` (its `function` says which).
     CallTypeMissing,
