@@ -127,6 +127,8 @@ pub(crate) enum Defect {
     MessageNameForm,
     /// A call's name outside the characters (or the length) the provider takes.
     CallNameForm,
+    /// Responses: an item's own `id` longer than the API takes.
+    ItemIdTooLong,
     /// Gemini: a content of a role another API names (`assistant`, `tool`, `function`)
     /// that is a Gemini role written another way.
     ForeignRole,

@@ -1198,6 +1198,7 @@ fn reshape_the_known_defects(fx: &mut Fixer, v: &Violation) {
             | Defect::CachePointPlacement
             // Other rules' findings: never `malformed`'s.
             | Defect::CallNameForm
+            | Defect::ItemIdTooLong
             | Defect::ForeignRole,
         ) => {}
         Some(Defect::DocumentName) => name_the_documents_as_converse_takes(fx, v),
