@@ -480,6 +480,9 @@ pub struct Facts<'a> {
     /// Responses: the items whose own `id` is over 64 characters (the turn their item
     /// began, the item's index, the id).
     pub long_item_ids: Vec<(usize, usize, &'a str)>,
+    /// Responses: the calls whose `arguments` are over 1 MiB of characters (the turn
+    /// their item began, the item's index, the length in characters).
+    pub long_arguments: Vec<(usize, usize, usize)>,
 }
 
 /// The calls' provider item ids, read by a walk over nodes in increasing order

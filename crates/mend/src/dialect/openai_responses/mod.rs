@@ -34,6 +34,11 @@ pub(crate) const CLIENT_CALLS: [(&str, &str); 6] = [
 /// long. Expected a string with maximum length 64, …").
 pub(crate) const MAX_ITEM_ID: usize = 64;
 
+/// The longest call `arguments` the Responses API takes ("Invalid
+/// 'input[15].arguments': string too long. Expected a string with maximum length
+/// 1048576, …").
+pub(crate) const MAX_ARGUMENTS: usize = 1 << 20;
+
 const SERVER_CALLS: [&str; 7] = [
     "web_search_call",
     "file_search_call",
@@ -187,6 +192,17 @@ fn map_item<'a, J: Json<'a>>(i: usize, it: J, chain: &mut Chain<'a>, out: &mut V
         Some("reasoning") => map_reasoning(i, &f, id.text, ptr, chain, out),
         Some(t) => {
             if let Some((wire, _)) = CLIENT_CALLS.iter().find(|(c, _)| *c == t) {
+                // Arguments longer than the API takes (`malformed` judges them): counted in
+                // characters only past the bound in bytes.
+                if let Some(len) = f
+                    .arguments
+                    .filter(|a| a.is_string() && a.str_len() > MAX_ARGUMENTS)
+                    .and_then(J::str)
+                    .map(|a| a.chars().count())
+                    .filter(|&len| len > MAX_ARGUMENTS)
+                {
+                    chain.facts.long_arguments.push((chain.turns.len(), i, len));
+                }
                 chain.begin_turn(
                     Role::Assistant,
                     wire,
