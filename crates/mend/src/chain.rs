@@ -477,6 +477,12 @@ pub struct Facts<'a> {
     pub empty_contents: Vec<usize>,
     /// Responses: the `item_reference` items (where, and the id they name).
     pub item_references: Vec<(Ptr, Option<&'a str>)>,
+    /// Responses: the items whose own `id` is over 64 characters (the turn their item
+    /// began, the item's index, the id).
+    pub long_item_ids: Vec<(usize, usize, &'a str)>,
+    /// Responses: the calls whose `arguments` are over 1 MiB of characters (the turn
+    /// their item began, the item's index, the length in characters).
+    pub long_arguments: Vec<(usize, usize, usize)>,
 }
 
 /// The calls' provider item ids, read by a walk over nodes in increasing order

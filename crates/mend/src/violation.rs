@@ -111,7 +111,9 @@ pub(crate) enum Defect {
     /// where the API takes `input_text` / `output_text` / `input_image`.
     ChatContentPart,
     /// Anthropic: a content part of another API (OpenAI's `image_url`, the Responses
-    /// API's `input_text`) that is an Anthropic block written another way.
+    /// API's `input_text`) that is an Anthropic block written another way. OpenAI chat:
+    /// another API's `image` block (Anthropic's, LangChain's) that is an `image_url` part
+    /// written another way.
     ForeignBlock,
     /// OpenAI chat: a tool call without its required `type` (its `function` says which).
     CallTypeMissing,
@@ -125,6 +127,8 @@ pub(crate) enum Defect {
     MessageNameForm,
     /// A call's name outside the characters (or the length) the provider takes.
     CallNameForm,
+    /// Responses: an item's own `id` longer than the API takes.
+    ItemIdTooLong,
     /// Gemini: a content of a role another API names (`assistant`, `tool`, `function`)
     /// that is a Gemini role written another way.
     ForeignRole,

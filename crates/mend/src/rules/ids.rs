@@ -105,9 +105,14 @@ pub(crate) const INVALID_CALL_ID: RuleSpec = RuleSpec {
             text: "Invalid 'messages[9].tool_calls[0].function.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.",
             source: "mcp-use/mcp-use#90 (a replayed tool call named with a dot); no row in provider-errors.jsonl",
         },
+        ProviderText {
+            provider: "openai",
+            text: "Invalid 'input[2].id': string too long. Expected a string with maximum length 64, but got a string with length 416 instead.",
+            source: "https://github.com/can1357/oh-my-pi/issues/284 (also ranxianglei/billion-context#244, openai/codex#39133, github/app#499); no row in provider-errors.jsonl",
+        },
     ],
-    repair: Repair::Sometimes("Renames a too-long or wrongly formed id to a conforming one on the call and all its results alike; gives an id-less result (or call) back the id of the one unanswered call (or orphan result) beside it; otherwise drops an id-less call and treats an id-less result as an orphan; an id of another type than a string (a number) is not no id: it is `malformed`'s finding alone (this rule does not also call the call id-less), and left alone. A server_tool_use id without the srvtoolu_ prefix and a Gemini functionResponse without a name are reported and left alone. A call name outside the provider's form is written in it (each other character as `_`, cut at 64 characters), as the clients that met the error do (vercel/ai#17769, openclaw#23373, hermes-agent#90016); results pair by id, so they stay with their call. An empty name is reported and left alone."),
-    doc: "Providers constrain call ids: OpenAI chat at most 40 characters and Responses call_id at most 64 (openai and azure profiles; the Responses default profile is openai, the chat default is generic and does not check length), Mistral exactly 9 characters of a-z, A-Z, 0-9, Anthropic `^[a-zA-Z0-9_-]+$` for tool ids and `^srvtoolu_` for server tool ids.\nEvery dialect but Gemini also needs an id on each call and result: a chat tool message without `tool_call_id`, a Responses output with an empty or missing `call_id`; Gemini pairs by name, so a functionResponse without a name is flagged here.\nMust not flag: an id of exactly 40 (chat) or 64 (Responses) characters, Mistral-form ids under mistral, Bedrock/Vertex-style toolu_vrtx ids, Gemini calls and responses without ids.\nAlso quoted by the code: openai_chat-30 (Mistral, missing id), openai_responses-11 (empty call_id) and openai_responses-12 (missing call_id).\nCall names are checked here too, in the dialects that check a replayed call's name: Anthropic tool_use names `^[a-zA-Z0-9_-]{1,64}$` (drorm/vmpilot's tips quote \"messages.1.content.1.tool_use.name: String should match pattern '^[a-zA-Z0-9_-]{1,64}$'\" and \"… should have at most 64 characters\"), Converse toolUse names `[a-zA-Z0-9_-]+` of 1 to 64 characters (openclaw#23373, vercel/ai#17769, hermes-agent#90016, bedrock_converse-08), OpenAI chat tool call names `^[a-zA-Z0-9_-]+$` under the openai and azure profiles (mcp-use#90); a model that calls a tool by a name it made up (`browser.tabs.open`, `$READFILE`), or an MCP name kept whole, leaves it in every later request. Must not flag: those names under the generic chat profile (a self-hosted server's rule is its own), Gemini's names (which take dots and colons), server tool names.\nFix: rename to a conforming id (keeping the call/result pairing), restore a lost id when one neighbour proves it, otherwise drop what can never be answered; write a call's name in the provider's characters.",
+    repair: Repair::Sometimes("Renames a too-long or wrongly formed id to a conforming one on the call and all its results alike; gives an id-less result (or call) back the id of the one unanswered call (or orphan result) beside it; otherwise drops an id-less call and treats an id-less result as an orphan; an id of another type than a string (a number) is not no id: it is `malformed`'s finding alone (this rule does not also call the call id-less), and left alone. A server_tool_use id without the srvtoolu_ prefix and a Gemini functionResponse without a name are reported and left alone. A call name outside the provider's form is written in it (each other character as `_`, cut at 64 characters), as the clients that met the error do (vercel/ai#17769, openclaw#23373, hermes-agent#90016); results pair by id, so they stay with their call. An empty name is reported and left alone. A Responses item `id` over 64 characters is removed from a message, client call or output (the item is sent as plain input; results pair by call_id), and its reasoning item dropped (it cannot be sent without its own id); any other item's is reported."),
+    doc: "Providers constrain call ids: OpenAI chat at most 40 characters and Responses call_id at most 64 (openai and azure profiles; the Responses default profile is openai, the chat default is generic and does not check length), Mistral exactly 9 characters of a-z, A-Z, 0-9, Anthropic `^[a-zA-Z0-9_-]+$` for tool ids and `^srvtoolu_` for server tool ids.\nEvery dialect but Gemini also needs an id on each call and result: a chat tool message without `tool_call_id`, a Responses output with an empty or missing `call_id`; Gemini pairs by name, so a functionResponse without a name is flagged here.\nMust not flag: an id of exactly 40 (chat) or 64 (Responses) characters, Mistral-form ids under mistral, Bedrock/Vertex-style toolu_vrtx ids, Gemini calls and responses without ids.\nAlso quoted by the code: openai_chat-30 (Mistral, missing id), openai_responses-11 (empty call_id) and openai_responses-12 (missing call_id).\nCall names are checked here too, in the dialects that check a replayed call's name: Anthropic tool_use names `^[a-zA-Z0-9_-]{1,64}$` (drorm/vmpilot's tips quote \"messages.1.content.1.tool_use.name: String should match pattern '^[a-zA-Z0-9_-]{1,64}$'\" and \"… should have at most 64 characters\"), Converse toolUse names `[a-zA-Z0-9_-]+` of 1 to 64 characters (openclaw#23373, vercel/ai#17769, hermes-agent#90016, bedrock_converse-08), OpenAI chat tool call names `^[a-zA-Z0-9_-]+$` under the openai and azure profiles (mcp-use#90); a model that calls a tool by a name it made up (`browser.tabs.open`, `$READFILE`), or an MCP name kept whole, leaves it in every later request. Must not flag: those names under the generic chat profile (a self-hosted server's rule is its own), Gemini's names (which take dots and colons), server tool names.\nResponses (openai and azure profiles) also bounds an item's own `id` at 64 characters (\"Invalid 'input[2].id': string too long. Expected a string with maximum length 64, but got a string with length 416 instead.\": a reasoning item's encrypted id from GitHub Copilot's deployment, oh-my-pi#284; message ids a proxy minted, billion-context#244; codex#39133). Must not flag: ids of exactly 64 characters; a server call's id (judged as its call id).\nFix: rename to a conforming id (keeping the call/result pairing), restore a lost id when one neighbour proves it, otherwise drop what can never be answered; write a call's name in the provider's characters.",
     example: r#"{
   "model": "gpt-5",
   "input": [
@@ -433,6 +438,9 @@ pub(crate) fn nameless_response(ctx: &Ctx, n: usize) -> Violation {
 /// string never comes here: its reader reports it as `malformed`, and repair then runs no
 /// other fix while that item stands.
 fn give_a_valid_id(fx: &mut Fixer, v: &Violation) {
+    if v.defect == Some(Defect::ItemIdTooLong) {
+        return unlink_the_long_item_id(fx, v);
+    }
     let Some(n) = v.loc.node else { return };
     let d = fx.dialect();
     if v.defect == Some(Defect::CallNameForm) {
@@ -483,6 +491,68 @@ fn give_a_valid_id(fx: &mut Fixer, v: &Violation) {
             };
             fx.renames.insert(id.to_string(), new);
         }
+    }
+}
+
+/// Responses (openai and azure profiles, which also bound `call_id`): an item's own `id`
+/// over 64 characters. The API refuses it ("Invalid 'input[2].id': string too long.
+/// Expected a string with maximum length 64, but got a string with length 416 instead.",
+/// can1357/oh-my-pi#284: a reasoning item's id from another deployment;
+/// ranxianglei/billion-context#244: message ids a proxy minted; openai/codex#39133).
+pub(crate) fn item_ids_fit(ctx: &Ctx, out: &mut Vec<Violation>) {
+    let max = crate::dialect::openai_responses::MAX_ITEM_ID;
+    if !matches!(ctx.profile.responses_call_id, CallIdForm::MaxLen(_)) {
+        return;
+    }
+    for &(t, i, id) in &ctx.chain.facts.long_item_ids {
+        let Some(turn) = ctx.chain.turns.get(t) else {
+            continue;
+        };
+        if turn.ptr.item_index() != u32::try_from(i).ok() {
+            continue;
+        }
+        let len = id.chars().count();
+        out.push(
+            Violation::error(
+                Rule::InvalidCallId,
+                turn.ptr.render_with("id"),
+                format!(
+                    "the {} item's id is {len} characters long; {} accepts at most {max}",
+                    turn.wire, ctx.profile.name
+                ),
+            )
+            .provider(Some(format!(
+                "Invalid 'input[{i}].id': string too long. Expected a string with maximum length {max}, but got a string with length {len} instead."
+            )))
+            .at_turn(t)
+            .with_defect(Defect::ItemIdTooLong),
+        );
+    }
+}
+
+/// An item id over the API's length ([`item_ids_fit`]): a message's or a client call's
+/// or output's id is optional, and goes (the item is sent as plain input); a reasoning
+/// item cannot be sent without its id and no other is its own, so it goes (as a
+/// reasoning item whose follower is gone does). Any other item's id is required and the
+/// provider's: reported only.
+fn unlink_the_long_item_id(fx: &mut Fixer, v: &Violation) {
+    let Some(t) = v.loc.turn else { return };
+    let Some(i) = fx.item_of_turn(t) else { return };
+    let wire = fx.chain().turns[t].wire;
+    let optional = wire == "message"
+        || crate::dialect::openai_responses::CLIENT_CALLS
+            .iter()
+            .any(|(c, o)| *c == wire || *o == wire);
+    if wire == "reasoning" {
+        if fx.plan.drop_items.insert(i) {
+            let detail = "dropped the reasoning item: its id is longer than the API takes, and it cannot be sent without its own";
+            fx.note(v.rule, v.path.clone(), "drop", detail.into());
+        }
+    } else if optional {
+        fx.plan.remove_item_id(i);
+        let detail =
+            "removed the item id, longer than the API takes, so the item is sent as plain input";
+        fx.note(v.rule, v.path.clone(), "set", detail.into());
     }
 }
 

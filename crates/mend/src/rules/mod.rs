@@ -359,6 +359,8 @@ pub(crate) fn run(ctx: &Ctx, out: &mut Vec<Violation>) -> Vec<(usize, usize)> {
             reasoning::stored_items_are_resolvable(ctx, out);
             reasoning::held_items_are_not_replayed(ctx, out);
             pairing::item_ids_are_unique(ctx, out);
+            ids::item_ids_fit(ctx, out);
+            content::call_arguments_fit(ctx, out);
         }
         Dialect::Anthropic => {
             content::prefill_has_no_trailing_whitespace(ctx, out);

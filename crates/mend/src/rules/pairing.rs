@@ -77,7 +77,7 @@ pub(crate) const TOOL_RESULT_WITHOUT_CALL: RuleSpec = RuleSpec {
         },
     ],
     repair: Repair::Always("By default the orphan result is dropped (policy to-text keeps its content as a user text instead); a result whose call comes later is moved to right after that call, and a Responses output that names the call's fc_ item id gets the call's call_id. A Gemini response turn that answers its call turn part for part (as many responses, the same names) with ids no call has gets the calls' ids, by name in order. Nothing is left alone except results of a turn already reported by function-response-count."),
-    doc: "Every provider rejects a tool result (chat `tool` message, Responses `function_call_output`, Anthropic `tool_result` block, Gemini `functionResponse`) that answers no call made earlier in the history; a trimmed or reordered history is the usual cause.\nThe check pairs results with calls by call id (Gemini and legacy chat `function` messages fall back to name and order among id-less calls) and flags a result when no earlier call has its id; if the call appears later the message says the result comes before its call.\nAnthropic server tool results (`web_search_tool_result` and kin) must answer an earlier `server_tool_use` with the same id.\nMust not flag: parallel results in another order than their calls, Gemini responses matched by name without ids, and a Responses output whose call lives at the provider (the body continues stored state with `previous_response_id`).\nUnder the mistral profile the quoted text is Mistral's role-order wording (openai_chat-26). Gemini's quoted text is gemini-09, which the evidence file files under tool-result-not-adjacent.\nA server tool result answers its server_tool_use only within the run of assistant messages that holds the call; behind a user message it answers nothing there (the claude-code reports of anthropic-13: an advisor_tool_result at content.0 of a later message).\nFix: drop the result (or keep it as text with --orphan-result to-text), move it after a later call it answers, or correct a Responses output that used the call's item id.\nGemini: responses whose ids a proxy or framework rewrote (CLIProxyAPI#5199, \"functionResponse.id does not match functionCall.id\") in a turn that answers the call turn before it part for part (as many responses as calls, the same names, every id naming no call) take their calls' ids, matched by name in order as Gemini pairs id-less responses; the outputs are kept.\nBedrock Converse: a toolResult answers a toolUseId of the assistant message before it; a server tool's toolResult (Nova's code interpreter, with its own `type`) sits in the assistant message beside its call.",
+    doc: "Every provider rejects a tool result (chat `tool` message, Responses `function_call_output`, Anthropic `tool_result` block, Gemini `functionResponse`) that answers no call made earlier in the history; a trimmed or reordered history is the usual cause.\nThe check pairs results with calls by call id (Gemini and legacy chat `function` messages fall back to name and order among id-less calls) and flags a result when no earlier call has its id; if the call appears later the message says the result comes before its call.\nAnthropic server tool results (`web_search_tool_result` and kin) must answer an earlier `server_tool_use` with the same id.\nMust not flag: parallel results in another order than their calls, Gemini responses matched by name without ids, and a Responses output whose call lives at the provider (the body continues stored state with `previous_response_id`).\nUnder the mistral profile the quoted text is Mistral's role-order wording (openai_chat-26). Gemini's quoted text is gemini-09, which the evidence file files under tool-result-not-adjacent.\nA server tool result answers its server_tool_use within the model's turn that holds the call: the run of assistant messages that holds it, and (Anthropic) the next assistant message behind user messages of client tool results only, where the API puts the result of a server tool deferred beside a client tool (server-tools docs). Behind a user message that says anything else it answers nothing (the claude-code reports of anthropic-13: an advisor_tool_result at content.0 of a later message; claude-code#89348: a reminder spliced between the call and its result).\nFix: drop the result (or keep it as text with --orphan-result to-text), move it after a later call it answers, or correct a Responses output that used the call's item id.\nGemini: responses whose ids a proxy or framework rewrote (CLIProxyAPI#5199, \"functionResponse.id does not match functionCall.id\") in a turn that answers the call turn before it part for part (as many responses as calls, the same names, every id naming no call) take their calls' ids, matched by name in order as Gemini pairs id-less responses; the outputs are kept.\nBedrock Converse: a toolResult answers a toolUseId of the assistant message before it; a server tool's toolResult (Nova's code interpreter, with its own `type`) sits in the assistant message beside its call.",
     example: r#"{
   "model": "gpt-4o",
   "messages": [
@@ -150,9 +150,14 @@ pub(crate) const TOOL_CALL_WITHOUT_RESULT: RuleSpec = RuleSpec {
             text: "Did not find 1 tool_result block(s) at the beginning of this message. Messages following tool_use blocks must begin with a matching number of tool_result blocks.",
             source: "provider-errors.jsonl anthropic-19",
         },
+        ProviderText {
+            provider: "anthropic",
+            text: "messages.33: `web_search` tool use with id `…` was found without a corresponding `web_search_tool_result` block",
+            source: "https://github.com/AnswerDotAI/lisette/issues/108 (also anthropics/anthropic-sdk-python#1339, gsd-build/gsd-2#2869, vellum-ai/vellum-assistant#42901); no row in provider-errors.jsonl",
+        },
     ],
-    repair: Repair::Always("By default an error result saying the call was interrupted is inserted where the dialect wants it (policy drop-call removes the call instead); for DeepSeek Responses the late output is moved up to right after its call. An exact copy (id, name, arguments) of a call that is answered elsewhere is a replay and is dropped, wherever it sits: a result with its id would answer the other copy too. Calls already reported as duplicates or id-less, and Gemini turns reported by function-response-count, are left to those rules."),
-    doc: "Every provider requires each client tool call to be answered by a result carrying its id before the conversation moves on; a crashed tool, a user interrupt or a trimmed history leaves a call unanswered.\nThe check pairs calls and results by id (Gemini: by name and order when ids are absent) and reports each unanswered call, grouping the ids of one turn into one provider text.\nDeepSeek's Responses endpoint (deepseek profile) also rejects a call whose output comes only after another assistant item (message or reasoning); that is reported here too, as DeepSeek words it.\nMust not flag: Anthropic `server_tool_use` (answered by the server in the same message), a call answered by an error result, a legacy chat `function_call` answered by a `function` message, Responses outputs placed after all parallel calls.\nGemini's text for this case (gemini-02) is quoted by the code but the evidence file files it under function-response-count.\nFix: insert an interrupted/error result (or drop the call with --missing-result drop-call), or move the late DeepSeek output up. An unanswered exact copy of a call answered elsewhere (a replayed step whose copy landed before the answered call, even at the head of the history) is dropped instead: no result can be made for it, as its id would answer the other copy too.\nBedrock Converse names the message that should hold the results, not the call's; the synthesized result is a toolResult with status error.",
+    repair: Repair::Always("By default an error result saying the call was interrupted is inserted where the dialect wants it (policy drop-call removes the call instead); for DeepSeek Responses the late output is moved up to right after its call. An exact copy (id, name, arguments) of a call that is answered elsewhere is a replay and is dropped, wherever it sits: a result with its id would answer the other copy too. Calls already reported as duplicates or id-less, and Gemini turns reported by function-response-count, are left to those rules. An Anthropic server_tool_use whose model turn is over without its result is dropped (no client can answer it; the text beside it stays)."),
+    doc: "Every provider requires each client tool call to be answered by a result carrying its id before the conversation moves on; a crashed tool, a user interrupt or a trimmed history leaves a call unanswered.\nThe check pairs calls and results by id (Gemini: by name and order when ids are absent) and reports each unanswered call, grouping the ids of one turn into one provider text.\nDeepSeek's Responses endpoint (deepseek profile) also rejects a call whose output comes only after another assistant item (message or reasoning); that is reported here too, as DeepSeek words it.\nAnthropic server tools (`server_tool_use`): the API runs them inside the model's turn, and their `*_tool_result` follows in the same message, or, for one deferred beside a client tool, at the head of the next assistant message after the client's tool results (server-tools docs, \"Mixing server tools and client tools\"). One left without its result in a turn that is over (a later user message says more than client tool results, or a later assistant message follows) is refused (\"`web_search` tool use with id … was found without a corresponding `web_search_tool_result` block\": a `pause_turn` or a cut stream saved as a finished answer, lisette#108, gsd-2#2869; text beside the client's results of a deferred search, vellum-assistant#42901). Its fix drops the call: no result can be made for a server tool. The provider text is quoted only for `web_search`, the one name recorded; `mcp_tool_use` is left alone (no recorded refusal).\nMust not flag: Anthropic `server_tool_use` answered by the server in the same message, one still open in the last assistant message (a `pause_turn` sent back as the docs say, a deferred tool behind client tool results only), a call answered by an error result, a legacy chat `function_call` answered by a `function` message, Responses outputs placed after all parallel calls.\nGemini's text for this case (gemini-02) is quoted by the code but the evidence file files it under function-response-count.\nFix: insert an interrupted/error result (or drop the call with --missing-result drop-call), or move the late DeepSeek output up. An unanswered exact copy of a call answered elsewhere (a replayed step whose copy landed before the answered call, even at the head of the history) is dropped instead: no result can be made for it, as its id would answer the other copy too.\nBedrock Converse names the message that should hold the results, not the call's; the synthesized result is a toolResult with status error.",
     example: r#"{
   "model": "gpt-4o",
   "messages": [
@@ -422,7 +427,11 @@ struct Pairing<'c, 'a> {
     calls: Vec<CallRec<'a>>,
     /// Every client call with an id, by id, in order.
     by_id: IdMap<'a, Vec<usize>>,
-    server_ids: IdMap<'a, usize>,
+    /// Every server call with an id (the last one of each id), and whether a server
+    /// result of the model's turn answers it.
+    server_ids: IdMap<'a, (usize, bool)>,
+    /// Where the model's turns end (Anthropic), read on the first server call or result.
+    model_turns: Option<ModelTurns>,
     /// Calls reported as misplaced (DeepSeek Responses), not reported again as unanswered.
     misplaced_calls: Vec<usize>,
     pairs: Vec<(usize, usize)>,
@@ -475,6 +484,72 @@ impl NameQueue {
 
 /// No turn: the `u32` stand-in for `None` in [`TurnLayout`].
 const NO_TURN: u32 = u32::MAX;
+
+/// Where the model's turn ends, for Anthropic server tools: counts over the turns,
+/// read in one pass, so that asking of any two turns costs nothing.
+struct ModelTurns {
+    /// `closing[t]`: how many turns before `t` end the model's turn (a message of
+    /// another role than the assistant's that holds anything but client tool results).
+    closing: Vec<u32>,
+    /// `others[t]`: how many turns before `t` are not the assistant's.
+    others: Vec<u32>,
+    /// The last assistant turn.
+    last_assistant: Option<usize>,
+}
+
+impl ModelTurns {
+    fn read(chain: &crate::chain::Chain) -> Self {
+        let n = chain.turns.len();
+        let mut closing = Vec::with_capacity(n + 1);
+        let mut others = Vec::with_capacity(n + 1);
+        let (mut c, mut o) = (0u32, 0u32);
+        let mut last_assistant = None;
+        for (t, turn) in chain.turns.iter().enumerate() {
+            closing.push(c);
+            others.push(o);
+            if turn.role == Role::Assistant {
+                last_assistant = Some(t);
+                continue;
+            }
+            o += 1;
+            // Client tool results (and nothing) keep a deferred server tool's turn open.
+            let results_only = chain.turn_nodes(t).iter().all(|m| {
+                matches!(
+                    m.kind,
+                    NodeKind::Result {
+                        kind: CallKind::Client,
+                        ..
+                    }
+                )
+            });
+            if !results_only {
+                c += 1;
+            }
+        }
+        closing.push(c);
+        others.push(o);
+        ModelTurns {
+            closing,
+            others,
+            last_assistant,
+        }
+    }
+
+    /// Whether nothing between turns `c` and `r` (`c < r`) ends the model's turn.
+    fn continues(&self, c: usize, r: usize) -> bool {
+        self.closing[r] == self.closing[c + 1]
+    }
+
+    /// Whether the model's turn holding turn `c` is over: a turn that ends it, or a
+    /// later assistant message after another speaker's, follows.
+    fn over_after(&self, c: usize) -> bool {
+        let end = self.closing.len() - 1;
+        self.closing[end] > self.closing[c + 1]
+            || self
+                .last_assistant
+                .is_some_and(|l| l > c && self.others[l] > self.others[c + 1])
+    }
+}
 
 /// Per-turn facts the pairing walk asks of the turns before a result, each read in one
 /// pass over the chain.
@@ -557,6 +632,7 @@ pub(crate) fn pair_calls_with_results(
         calls: Vec::with_capacity(n_calls),
         by_id: IdMap::with_capacity_and_hasher(n_calls, Default::default()),
         server_ids: IdMap::default(),
+        model_turns: None,
         misplaced_calls: Vec::new(),
         pairs: Vec::new(),
         layout: TurnLayout::read(ctx),
@@ -572,7 +648,7 @@ pub(crate) fn pair_calls_with_results(
                 kind: CallKind::Server,
                 ..
             } => {
-                p.server_ids.insert(id, n);
+                p.server_ids.insert(id, (n, false));
             }
             NodeKind::Call {
                 kind: CallKind::Server,
@@ -608,10 +684,67 @@ pub(crate) fn pair_calls_with_results(
         }
     }
     p.report_unanswered(out);
+    if ctx.dialect == Dialect::Anthropic && !p.server_ids.is_empty() {
+        p.report_unanswered_server_calls(out);
+    }
     p.pairs
 }
 
 impl<'a> Pairing<'_, 'a> {
+    fn model_turns(&mut self) -> &ModelTurns {
+        let chain = self.ctx.chain;
+        self.model_turns
+            .get_or_insert_with(|| ModelTurns::read(chain))
+    }
+
+    /// Anthropic: a `server_tool_use` that no server result answers, in a model's turn
+    /// that is over. The API runs a server tool inside the model's turn; one left
+    /// without its result (a `pause_turn` or a cut stream saved as a finished answer, a
+    /// deferred tool whose client results came with text) can no longer get it. Still
+    /// open (the last assistant message, behind client tool results at most), it is a
+    /// paused or deferred call the API goes on with.
+    fn report_unanswered_server_calls(&mut self, out: &mut Vec<Violation>) {
+        let ctx = self.ctx;
+        for (n, node) in ctx.chain.nodes.iter().enumerate() {
+            let NodeKind::Call {
+                call_id: Some(id),
+                name,
+                kind: CallKind::Server,
+                wire,
+                ..
+            } = node.kind
+            else {
+                continue;
+            };
+            if ctx.chain.wire_text(wire) != "server_tool_use"
+                || self.server_ids.get(id) != Some(&(n, false))
+            {
+                continue;
+            }
+            let turn = node.turn();
+            if !self.model_turns().over_after(turn) {
+                continue;
+            }
+            let shown = name.unwrap_or("?");
+            out.push(
+                ctx.at_node(
+                    Rule::ToolCallWithoutResult,
+                    n,
+                    format!(
+                        "server tool call `{id}` to `{shown}` is never answered: no server tool result with its id follows it in the model's turn, and that turn is over (a later message says more than client tool results, or a later assistant message follows); the API runs a server tool only inside the model's turn"
+                    ),
+                )
+                .provider((name == Some("web_search")).then(|| {
+                    // lisette#108, anthropic-sdk-python#1339, gsd-2#2869
+                    format!(
+                        "messages.{}: `web_search` tool use with id `{id}` was found without a corresponding `web_search_tool_result` block",
+                        ctx.turn_ix(turn)
+                    )
+                })),
+            );
+        }
+    }
+
     fn quiet(&self, turn: usize) -> bool {
         self.suppressed.get(turn).copied().unwrap_or(false)
     }
@@ -688,19 +821,31 @@ impl<'a> Pairing<'_, 'a> {
         let turn = ctx.chain.nodes[n].turn();
         let call_turn = call_id
             .and_then(|id| self.server_ids.get(id))
-            .map(|&c| ctx.chain.nodes[c].turn());
+            .map(|&(c, _)| ctx.chain.nodes[c].turn());
         // A server tool runs inside the model's turn: its result is in the message of its
         // call, or in a message of the same run of assistant messages (which the API
-        // reads as one). Behind a user message, it answers nothing there.
+        // reads as one). Behind a user message that says anything, it answers nothing
+        // there (claude-code#89348: a reminder spliced between the two). Anthropic
+        // defers a server tool called beside a client tool to the next request, whose
+        // answer opens with its result: behind user messages of client tool results
+        // only, the model's turn goes on (server-tools docs).
         let same_run = call_turn.is_some_and(|c| {
             (c..=turn).all(|t| ctx.chain.turns[t].role == ctx.chain.turns[turn].role)
         });
-        if same_run {
+        let assistant = |t: usize| ctx.chain.turns[t].role == Role::Assistant;
+        let deferred = ctx.dialect == Dialect::Anthropic
+            && call_turn.is_some_and(|c| {
+                c < turn && assistant(c) && assistant(turn) && self.model_turns().continues(c, turn)
+            });
+        if same_run || deferred {
+            if let Some(entry) = call_id.and_then(|id| self.server_ids.get_mut(id)) {
+                entry.1 = true;
+            }
             return;
         }
         let id = call_id.unwrap_or("");
         let message = match call_turn {
-            Some(c) => format!("the {wire} block answers server tool call `{id}`, but that call is in {}, an earlier message behind another speaker's; a server tool's result stays in its call's message", ctx.chain.turns[c].ptr),
+            Some(c) => format!("the {wire} block answers server tool call `{id}`, but that call is in {}, an earlier message behind another speaker's that ends the model's turn; a server tool's result stays in its call's turn", ctx.chain.turns[c].ptr),
             None => format!("the {wire} block answers server tool call `{id}`, but no earlier server tool call has that id"),
         };
         out.push(
@@ -1213,6 +1358,23 @@ pub(crate) fn moves_a_result(fx: &Fixer, v: &Violation) -> bool {
 fn answer_the_call(fx: &mut Fixer, v: &Violation) {
     let Some(n) = v.loc.node else { return };
     if !fx.claim(n) {
+        return;
+    }
+    if matches!(
+        fx.chain().nodes[n].kind,
+        NodeKind::Call {
+            kind: CallKind::Server,
+            ..
+        }
+    ) {
+        // No client can answer a server tool, and the model's turn it ran in is over:
+        // the call goes (what the model said beside it stays).
+        fx.drop_node(n);
+        let detail = format!(
+            "dropped server {}, whose result can no longer come",
+            fx.describe_call(n)
+        );
+        fx.note(v.rule, v.path.clone(), "drop", detail);
         return;
     }
     if let Some(&r) = fx.result_of.get(&n) {

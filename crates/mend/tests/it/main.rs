@@ -7,6 +7,7 @@ mod catalog;
 mod check_paths;
 mod fixtures;
 mod json_tape;
+mod long_arguments;
 mod messages;
 mod mutations;
 mod next_cases;

@@ -281,7 +281,32 @@ fn map_part<'a, J: Json<'a>>(
             blank: p.get("text").and_then(J::text).is_none_or(|t| t.blank),
         },
         Some("refusal") => NodeKind::Text { blank: false },
-        Some("image_url" | "input_audio" | "file" | "image" | "audio") => NodeKind::Media,
+        Some("image_url" | "input_audio" | "file" | "audio") => NodeKind::Media,
+        Some(t @ ("image" | "document")) => {
+            // Anthropic's media blocks, and LangChain's standard image block, kept in a
+            // chat history: OpenAI answers "Invalid value: 'image'" (openai-kotlin#320,
+            // langchainjs#11684). An image whose bytes or URL it names is an `image_url`
+            // part written another way; a document (a chat `file` needs a file name) is
+            // reported only.
+            let v = Violation::error(
+                Rule::Malformed,
+                pptr.render_with("type"),
+                format!(
+                    "messages[{i}].content[{j}] is another API's `{t}` block ({}), which chat messages do not take: an image is an `image_url` part, a document a `file` part",
+                    if t == "image" { "Anthropic's or LangChain's" } else { "Anthropic's" }
+                ),
+            )
+            .provider(Some(format!(
+                "Invalid value: '{t}'. Supported values are: 'text', 'image_url', 'input_audio', 'refusal', 'audio', and 'file'."
+            )))
+            .at_node(chain.nodes.len(), chain.turns.len().saturating_sub(1));
+            out.push(if t == "image" && image_url_of_foreign_block(p).is_some() {
+                v.with_defect(Defect::ForeignBlock)
+            } else {
+                v
+            });
+            NodeKind::Media
+        }
         Some(t) => {
             if let Some(origin) = foreign_part(t) {
                 out.push(
@@ -308,6 +333,61 @@ fn map_part<'a, J: Json<'a>>(
         }
     };
     chain.push(kind, pptr);
+}
+
+/// The `image_url` URL of another API's image block: Anthropic's (`source` of type
+/// `base64`, with its `media_type`, or `url`) or LangChain's standard block
+/// (`source_type` `base64` with `data` and `mime_type`, or `url`; or `base64` with
+/// `mime_type` (LangChain.js: `data` with `mimeType`), or `url`): a data URL of its
+/// bytes of an image type, or its http(s) URL.
+/// `None` for a block that says more than its image (a field of another name, which
+/// the part would lose) or names it another way (a file id, bytes of no stated type).
+pub(crate) fn image_url_of_foreign_block<'a, J: Json<'a>>(b: J) -> Option<String> {
+    const BLOCK: &[&str] = &[
+        "type",
+        "source",
+        "source_type",
+        "data",
+        "mime_type",
+        "mimeType",
+        "url",
+        "base64",
+    ];
+    const SOURCE: &[&str] = &["type", "media_type", "data", "url"];
+    let only = |v: J, keys: &[&str]| v.is_object() && v.members().all(|(k, _)| keys.contains(&k));
+    if !only(b, BLOCK) {
+        return None;
+    }
+    let text = |v: Option<J>| v.and_then(J::str);
+    let data_url = |media: Option<&str>, data: Option<&str>| match (media, data) {
+        (Some(m), Some(d)) if m.starts_with("image/") && !d.is_empty() => {
+            Some(format!("data:{m};base64,{d}"))
+        }
+        _ => None,
+    };
+    let http = |url: Option<&str>| {
+        url.filter(|u| u.starts_with("https://") || u.starts_with("http://"))
+            .map(str::to_owned)
+    };
+    if let Some(src) = b.get("source") {
+        if !only(src, SOURCE) {
+            return None;
+        }
+        return match text(src.get("type"))? {
+            "base64" => data_url(text(src.get("media_type")), text(src.get("data"))),
+            "url" => http(text(src.get("url"))),
+            _ => None,
+        };
+    }
+    let mime = text(b.get("mime_type").or_else(|| b.get("mimeType")));
+    match text(b.get("source_type")) {
+        Some("base64") => data_url(mime, text(b.get("data"))),
+        Some("url") => http(text(b.get("url"))),
+        Some(_) => None,
+        None if b.has("base64") => data_url(mime, text(b.get("base64"))),
+        None if b.has("data") => data_url(mime, text(b.get("data"))),
+        None => http(text(b.get("url"))),
+    }
 }
 
 /// An assistant message's `tool_calls[]` and legacy `function_call`.

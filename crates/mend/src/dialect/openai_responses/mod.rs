@@ -30,6 +30,15 @@ pub(crate) const CLIENT_CALLS: [(&str, &str); 6] = [
     ("apply_patch_call", "apply_patch_call_output"),
 ];
 
+/// The longest item `id` the Responses API takes ("Invalid 'input[2].id': string too
+/// long. Expected a string with maximum length 64, …").
+pub(crate) const MAX_ITEM_ID: usize = 64;
+
+/// The longest call `arguments` the Responses API takes ("Invalid
+/// 'input[15].arguments': string too long. Expected a string with maximum length
+/// 1048576, …").
+pub(crate) const MAX_ARGUMENTS: usize = 1 << 20;
+
 const SERVER_CALLS: [&str; 7] = [
     "web_search_call",
     "file_search_call",
@@ -168,11 +177,32 @@ fn map_item<'a, J: Json<'a>>(i: usize, it: J, chain: &mut Chain<'a>, out: &mut V
     let id = string_id(f.id, out, || {
         (ptr.render_with("id"), format!("input[{i}].id"))
     });
+    // An id longer than the API takes (`invalid-call-id` judges it): its item's turn. A
+    // server call's or an approval request's id is its call id, judged as one.
+    let id_is_call_id =
+        ty.is_some_and(|t| t == "mcp_approval_request" || SERVER_CALLS.contains(&t));
+    if let Some(long) = id
+        .text
+        .filter(|s| !id_is_call_id && s.len() > MAX_ITEM_ID && s.chars().count() > MAX_ITEM_ID)
+    {
+        chain.facts.long_item_ids.push((chain.turns.len(), i, long));
+    }
     match ty {
         None | Some("message") => map_message(i, &f, id.text, ty.is_some(), chain, out),
         Some("reasoning") => map_reasoning(i, &f, id.text, ptr, chain, out),
         Some(t) => {
             if let Some((wire, _)) = CLIENT_CALLS.iter().find(|(c, _)| *c == t) {
+                // Arguments longer than the API takes (`malformed` judges them): counted in
+                // characters only past the bound in bytes.
+                if let Some(len) = f
+                    .arguments
+                    .filter(|a| a.is_string() && a.str_len() > MAX_ARGUMENTS)
+                    .and_then(J::str)
+                    .map(|a| a.chars().count())
+                    .filter(|&len| len > MAX_ARGUMENTS)
+                {
+                    chain.facts.long_arguments.push((chain.turns.len(), i, len));
+                }
                 chain.begin_turn(
                     Role::Assistant,
                     wire,
