@@ -11,12 +11,14 @@
 // `convertToLanguageModelPrompt`, the provider's message converter, JSON.stringify),
 // and nothing after. Time: from the call to the moment `fetch` is entered, the median
 // of `--reps` runs after one warm-up. A call that throws before `fetch` is a rejection
-// before sending. Targets: Anthropic Messages, Gemini generateContent, OpenAI chat and
-// OpenAI Responses. One JSON line per sample and target on stdout.
+// before sending. Targets: Anthropic Messages, Gemini generateContent, OpenAI chat,
+// OpenAI Responses and Bedrock Converse (with a Bedrock API key, so no SigV4 signing is
+// timed). One JSON line per sample and target on stdout.
 
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { generateText, jsonSchema, tool } from 'ai';
+import { createAmazonBedrock } from '@ai-sdk/amazon-bedrock';
 import { createAnthropic } from '@ai-sdk/anthropic';
 import { createGoogleGenerativeAI } from '@ai-sdk/google';
 import { createOpenAI } from '@ai-sdk/openai';
@@ -29,7 +31,8 @@ if (args.includes('--versions')) {
   const require = createRequire(import.meta.url);
   const v = (p) => require(`${p}/package.json`).version;
   console.log(JSON.stringify({ ai: v('ai'), '@ai-sdk/anthropic': v('@ai-sdk/anthropic'),
-    '@ai-sdk/google': v('@ai-sdk/google'), '@ai-sdk/openai': v('@ai-sdk/openai'), node: process.version }));
+    '@ai-sdk/google': v('@ai-sdk/google'), '@ai-sdk/openai': v('@ai-sdk/openai'),
+    '@ai-sdk/amazon-bedrock': v('@ai-sdk/amazon-bedrock'), node: process.version }));
   process.exit(0);
 }
 
@@ -46,11 +49,13 @@ const common = { apiKey: 'bench-no-network', fetch: stopFetch };
 const anthropic = createAnthropic(common);
 const google = createGoogleGenerativeAI(common);
 const openai = createOpenAI(common);
+const bedrock = createAmazonBedrock({ ...common, region: 'us-east-1' });
 const TARGETS = {
   'convert:anthropic': () => anthropic('claude-sonnet-4-5'),
   'convert:gemini': () => google('gemini-2.5-flash'),
   'convert:openai_chat': () => openai.chat('gpt-4o'),
   'convert:openai_responses': () => openai.responses('gpt-4o'),
+  'convert:bedrock_converse': () => bedrock('us.anthropic.claude-sonnet-4-5-20250929-v1:0'),
 };
 const TOOLS = ['get_weather', 'search_docs', 'read_file', 'run_sql', 'list_dir', 'http_get'];
 const tools = Object.fromEntries(TOOLS.map((n) => [n, tool({

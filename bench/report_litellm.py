@@ -14,6 +14,8 @@ Tasks, on each sample's `openai_chat` body (LiteLLM's input format):
 - `convert:gemini`: `_transform_request_body` (Gemini API, `generateContent` body).
 - `convert:openai_responses`: the Responses bridge's
   `convert_chat_completion_messages_to_responses_api`.
+- `convert:bedrock_converse`: `AmazonConverseConfig._transform_request` (the Converse
+  body LiteLLM posts to `/model/{id}/converse`).
 
 Each under `modify_params=True` (LiteLLM's documented switch for fixing histories,
 timed) and `False` (its default; outputs only). The timing is the median of `--reps`
@@ -44,6 +46,7 @@ from litellm.litellm_core_utils.prompt_templates.factory import (  # noqa: E402
     sanitize_messages_for_tool_calling,
 )
 from litellm.llms.anthropic.chat.transformation import AnthropicConfig  # noqa: E402
+from litellm.llms.bedrock.chat.converse_transformation import AmazonConverseConfig  # noqa: E402
 from litellm.llms.vertex_ai.gemini.transformation import _transform_request_body  # noqa: E402
 from litellm.llms.vertex_ai.gemini.vertex_and_google_ai_studio_gemini import (  # noqa: E402
     VertexGeminiConfig,
@@ -54,6 +57,7 @@ litellm.suppress_debug_info = True
 
 ANTHROPIC_MODEL = "claude-sonnet-4-5"
 GEMINI_MODEL = "gemini-2.5-flash"
+CONVERSE_MODEL = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
 RESPONSES_MODEL = "gpt-4o"
 
 
@@ -89,8 +93,15 @@ def to_responses(body: dict, msgs: list) -> dict:
     return out
 
 
+def to_converse(body: dict, msgs: list) -> dict:
+    cfg = AmazonConverseConfig()
+    params = cfg.map_openai_params({"tools": body.get("tools", [])}, {}, CONVERSE_MODEL, drop_params=False)
+    return dict(cfg._transform_request(CONVERSE_MODEL, msgs, params, {}, {}))
+
+
 TASKS = {"repair:openai_chat": repair_chat, "convert:anthropic": to_anthropic,
-         "convert:gemini": to_gemini, "convert:openai_responses": to_responses}
+         "convert:gemini": to_gemini, "convert:openai_responses": to_responses,
+         "convert:bedrock_converse": to_converse}
 
 
 def plain(v):

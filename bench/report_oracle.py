@@ -9,13 +9,18 @@ and empty text, Gemini's function-response turns, the Responses API's reasoning
 followers. It is validated against the corpus itself: every generated body must be
 judged exactly as it was made (`bench/report` refuses to go on otherwise).
 
-`judge(dialect, body) -> list[str]` returns the problems found, [] when valid.
+`judge(dialect, body) -> list[str]` returns the problems found, [] when valid, for the
+dialects in `JUDGED` (the corpus renders no Bedrock Converse body, so conversions to
+Converse are timed by `bench/report` and not judged).
 """
 
 from __future__ import annotations
 
 import json
 import sys
+
+
+JUDGED = frozenset({"openai_chat", "anthropic", "gemini", "openai_responses"})
 
 
 def judge(dialect: str, body: object) -> list[str]:

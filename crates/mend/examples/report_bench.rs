@@ -20,8 +20,8 @@
 //!
 //!   The bytes output is checked against the other: it must parse to the same body.
 //! - `convert:<target>`: `mend::convert::convert_owned` of the `openai_chat` body to
-//!   `anthropic`, `gemini` and `openai_responses` (the direction LiteLLM and the AI SDK
-//!   go), with the target model the peers get; it repairs the source and the target.
+//!   `anthropic`, `gemini`, `openai_responses` and `bedrock_converse` (the direction
+//!   LiteLLM and the AI SDK go), with the target model the peers get; it repairs the source and the target.
 //!   Timed from the in-memory body, a copy made outside the timer (as for repair, and as
 //!   LiteLLM gets its deep copy), plus `serde_json::to_vec` of the output.
 //!
@@ -35,7 +35,9 @@
 //! `check` of the bytes, `check_value` of the body, `serialize` of the body; for a
 //! conversion that succeeded, what it cannot skip: `check_source` (`check_value` of the
 //! chat body), `check_target` (`check_value` of the output for its dialect) and
-//! `serialize` (`serde_json::to_vec` of the output);
+//! `serialize` (`serde_json::to_vec` of the output), and for Responses `map`, the bare
+//! mapping of the chat body onto Responses items with nothing else done, and
+//! `map_valid`, whether its output passes the Responses check;
 //! `check_valid` is `mend::check_value`'s verdict on the input (repair tasks), for the
 //! agreement table.
 
@@ -188,7 +190,7 @@ fn convert_floor(reps: usize, source: &Value, output: &Value, to: Dialect) -> Va
         model: Some(target_model(to).into()),
         ..Default::default()
     };
-    json!({
+    let mut floor = json!({
         "check_source": ns(&|| {
             std::hint::black_box(mend::check_value(source, &chat).is_ok());
         }),
@@ -198,7 +200,136 @@ fn convert_floor(reps: usize, source: &Value, output: &Value, to: Dialect) -> Va
         "serialize": ns(&|| {
             std::hint::black_box(serde_json::to_vec(output).map(|b| b.len()).ok());
         }),
-    })
+    });
+    if to == Dialect::OpenAiResponses {
+        // The mapping itself, at its barest: the one a conversion does that does nothing
+        // else, timed on a copy made outside the timer as the conversion is.
+        // `map_valid`: its output passes the target's check (so that it is a
+        // conversion and not less); it does for every valid source, and a damaged one
+        // is mapped with its damage.
+        let mapped = bare_chat_to_responses(source.clone());
+        floor["map_valid"] = json!(mend::check_value(&mapped, &target).is_ok_and(|r| r.valid()));
+        let mut times: Vec<u128> = (0..reps)
+            .map(|_| {
+                let copy = source.clone();
+                let t = Instant::now();
+                let out = std::hint::black_box(bare_chat_to_responses(copy));
+                let ns = t.elapsed().as_nanos();
+                // Dropped outside the timer, as a conversion's output is.
+                drop(out);
+                ns
+            })
+            .collect();
+        floor["map"] = json!(median(&mut times) as u64);
+    }
+    floor
+}
+
+/// A chat body mapped onto the Responses API as a converter that only maps would do it
+/// (LiteLLM's bridge does no more): every message moved into an input item or a
+/// function call, every tool into a flat function tool, the rest of the body kept. No
+/// check, no repair, no notes: what any conversion to Responses costs at the least
+/// beyond its checks and its serialization.
+fn bare_chat_to_responses(body: Value) -> Value {
+    use serde_json::Map;
+    let Value::Object(source) = body else {
+        return body;
+    };
+    let mut out = Map::with_capacity(source.len() + 1);
+    // Every member is read by walking its object, not by looking keys up: no hashing on
+    // the way in, only the inserts' on the way out.
+    for (key, value) in source {
+        match (key.as_str(), value) {
+            ("messages", Value::Array(messages)) => {
+                let mut input = Vec::with_capacity(messages.len() + 4);
+                for m in messages {
+                    if let Value::Object(m) = m {
+                        map_message(m, &mut input);
+                    }
+                }
+                out.insert("input".into(), Value::Array(input));
+            }
+            ("tools", Value::Array(tools)) => {
+                let flat = tools
+                    .into_iter()
+                    .filter_map(|t| match t {
+                        Value::Object(t) => t.into_iter().find_map(|(k, f)| match f {
+                            Value::Object(mut f) if k == "function" => {
+                                f.insert("type".into(), "function".into());
+                                Some(Value::Object(f))
+                            }
+                            _ => None,
+                        }),
+                        _ => None,
+                    })
+                    .collect();
+                out.insert(key, Value::Array(flat));
+            }
+            ("max_tokens", n) => {
+                out.insert("max_output_tokens".into(), n);
+            }
+            (_, value) => {
+                out.insert(key, value);
+            }
+        }
+    }
+    Value::Object(out)
+}
+
+/// One chat message as Responses input items: a message item for its content, a
+/// function call item for each of its tool calls, or a function call output.
+fn map_message(m: serde_json::Map<String, Value>, input: &mut Vec<Value>) {
+    use serde_json::Map;
+    let (mut role, mut content, mut calls, mut call_id) = (None, None, None, None);
+    for (k, v) in m {
+        match k.as_str() {
+            "role" => role = Some(v),
+            "content" => content = Some(v),
+            "tool_calls" => calls = Some(v),
+            "tool_call_id" => call_id = Some(v),
+            _ => {}
+        }
+    }
+    if role.as_ref().and_then(Value::as_str) == Some("tool") {
+        let mut item = Map::with_capacity(3);
+        item.insert("type".into(), "function_call_output".into());
+        item.insert("call_id".into(), call_id.unwrap_or_default());
+        item.insert("output".into(), content.unwrap_or_default());
+        input.push(Value::Object(item));
+        return;
+    }
+    if let (Some(role), Some(content)) = (role, content.filter(|c| !c.is_null())) {
+        let mut item = Map::with_capacity(2);
+        item.insert("role".into(), role);
+        item.insert("content".into(), content);
+        input.push(Value::Object(item));
+    }
+    let Some(Value::Array(calls)) = calls else {
+        return;
+    };
+    for call in calls {
+        let Value::Object(call) = call else {
+            continue;
+        };
+        let mut item = Map::with_capacity(4);
+        item.insert("type".into(), "function_call".into());
+        for (k, v) in call {
+            match (k.as_str(), v) {
+                ("id", id) => {
+                    item.insert("call_id".into(), id);
+                }
+                ("function", Value::Object(f)) => {
+                    for (k, v) in f {
+                        if k == "name" || k == "arguments" {
+                            item.insert(k, v);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        input.push(Value::Object(item));
+    }
 }
 
 /// The target models of the conversions (the peers get the same ones).
@@ -206,6 +337,7 @@ fn target_model(d: Dialect) -> &'static str {
     match d {
         Dialect::Anthropic => "claude-sonnet-4-5",
         Dialect::Gemini => "gemini-2.5-flash",
+        Dialect::BedrockConverse => "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
         _ => "gpt-4o",
     }
 }
@@ -230,10 +362,11 @@ fn run_convert(body: Value, to: Dialect) -> Result<Value, String> {
     }
 }
 
-const TARGETS: [Dialect; 3] = [
+const TARGETS: [Dialect; 4] = [
     Dialect::Anthropic,
     Dialect::Gemini,
     Dialect::OpenAiResponses,
+    Dialect::BedrockConverse,
 ];
 
 /// The repair rows of one sample.
