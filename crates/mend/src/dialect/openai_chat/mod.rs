@@ -283,28 +283,7 @@ fn map_part<'a, J: Json<'a>>(
         Some("refusal") => NodeKind::Text { blank: false },
         Some("image_url" | "input_audio" | "file" | "audio") => NodeKind::Media,
         Some(t @ ("image" | "document")) => {
-            // Anthropic's media blocks, and LangChain's standard image block, kept in a
-            // chat history: OpenAI answers "Invalid value: 'image'" (openai-kotlin#320,
-            // langchainjs#11684). An image whose bytes or URL it names is an `image_url`
-            // part written another way; a document (a chat `file` needs a file name) is
-            // reported only.
-            let v = Violation::error(
-                Rule::Malformed,
-                pptr.render_with("type"),
-                format!(
-                    "messages[{i}].content[{j}] is another API's `{t}` block ({}), which chat messages do not take: an image is an `image_url` part, a document a `file` part",
-                    if t == "image" { "Anthropic's or LangChain's" } else { "Anthropic's" }
-                ),
-            )
-            .provider(Some(format!(
-                "Invalid value: '{t}'. Supported values are: 'text', 'image_url', 'input_audio', 'refusal', 'audio', and 'file'."
-            )))
-            .at_node(chain.nodes.len(), chain.turns.len().saturating_sub(1));
-            out.push(if t == "image" && image_url_of_foreign_block(p).is_some() {
-                v.with_defect(Defect::ForeignBlock)
-            } else {
-                v
-            });
+            foreign_media_block(i, j, t, p, pptr, chain, out);
             NodeKind::Media
         }
         Some(t) => {
@@ -333,6 +312,43 @@ fn map_part<'a, J: Json<'a>>(
         }
     };
     chain.push(kind, pptr);
+}
+
+/// Another API's `image` or `document` block in a chat message, reported (kept out of
+/// line: a chat history rarely has one, and `map_part` runs for every part).
+#[cold]
+#[inline(never)]
+fn foreign_media_block<'a, J: Json<'a>>(
+    i: usize,
+    j: usize,
+    t: &str,
+    p: J,
+    pptr: Ptr,
+    chain: &Chain<'a>,
+    out: &mut Vec<Violation>,
+) {
+    // Anthropic's media blocks, and LangChain's standard image block, kept in a
+    // chat history: OpenAI answers "Invalid value: 'image'" (openai-kotlin#320,
+    // langchainjs#11684). An image whose bytes or URL it names is an `image_url`
+    // part written another way; a document (a chat `file` needs a file name) is
+    // reported only.
+    let v = Violation::error(
+        Rule::Malformed,
+        pptr.render_with("type"),
+        format!(
+            "messages[{i}].content[{j}] is another API's `{t}` block ({}), which chat messages do not take: an image is an `image_url` part, a document a `file` part",
+            if t == "image" { "Anthropic's or LangChain's" } else { "Anthropic's" }
+        ),
+    )
+    .provider(Some(format!(
+        "Invalid value: '{t}'. Supported values are: 'text', 'image_url', 'input_audio', 'refusal', 'audio', and 'file'."
+    )))
+    .at_node(chain.nodes.len(), chain.turns.len().saturating_sub(1));
+    out.push(if t == "image" && image_url_of_foreign_block(p).is_some() {
+        v.with_defect(Defect::ForeignBlock)
+    } else {
+        v
+    });
 }
 
 /// The `image_url` URL of another API's image block: Anthropic's (`source` of type
