@@ -871,19 +871,7 @@ fn name_the_documents_as_converse_takes(fx: &mut Fixer, v: &Violation) {
 /// Reported only: the call is what the model made, and no shorter one is it.
 pub(crate) fn call_arguments_fit(ctx: &Ctx, out: &mut Vec<Violation>) {
     use crate::dialect::openai_responses::MAX_ARGUMENTS;
-    if !matches!(
-        ctx.profile.responses_call_id,
-        crate::profile::CallIdForm::MaxLen(_)
-    ) {
-        return;
-    }
-    for &(t, i, len) in &ctx.chain.facts.long_arguments {
-        let Some(turn) = ctx.chain.turns.get(t) else {
-            continue;
-        };
-        if turn.ptr.item_index() != u32::try_from(i).ok() {
-            continue;
-        }
+    for (t, i, turn, len) in ctx.items_over_openai_limits(&ctx.chain.facts.long_arguments) {
         out.push(
             Violation::error(
                 Rule::Malformed,

@@ -501,16 +501,7 @@ fn give_a_valid_id(fx: &mut Fixer, v: &Violation) {
 /// ranxianglei/billion-context#244: message ids a proxy minted; openai/codex#39133).
 pub(crate) fn item_ids_fit(ctx: &Ctx, out: &mut Vec<Violation>) {
     let max = crate::dialect::openai_responses::MAX_ITEM_ID;
-    if !matches!(ctx.profile.responses_call_id, CallIdForm::MaxLen(_)) {
-        return;
-    }
-    for &(t, i, id) in &ctx.chain.facts.long_item_ids {
-        let Some(turn) = ctx.chain.turns.get(t) else {
-            continue;
-        };
-        if turn.ptr.item_index() != u32::try_from(i).ok() {
-            continue;
-        }
+    for (t, i, turn, id) in ctx.items_over_openai_limits(&ctx.chain.facts.long_item_ids) {
         let len = id.chars().count();
         out.push(
             Violation::error(

@@ -307,6 +307,29 @@ pub(crate) struct Ctx<'c, 'a> {
     pub params: Params,
 }
 
+impl<'c, 'a> Ctx<'c, 'a> {
+    /// Responses items a reader noted as over one of OpenAI's limits (the turn their
+    /// item began, the item's index, what was noted), each with its turn, under the
+    /// profiles that hold those limits (OpenAI's call id form), none under another.
+    pub(crate) fn items_over_openai_limits<T: Copy + 'c>(
+        &self,
+        noted: &'c [(usize, usize, T)],
+    ) -> impl Iterator<Item = (usize, usize, &'c Turn<'a>, T)> + 'c {
+        let held = matches!(
+            self.profile.responses_call_id,
+            crate::profile::CallIdForm::MaxLen(_)
+        );
+        let turns = &self.chain.turns;
+        noted
+            .iter()
+            .filter(move |_| held)
+            .filter_map(move |&(t, i, x)| {
+                let turn = turns.get(t)?;
+                (turn.ptr.item_index() == u32::try_from(i).ok()).then_some((t, i, turn, x))
+            })
+    }
+}
+
 impl Ctx<'_, '_> {
     fn path(&self, node: usize) -> String {
         self.chain.nodes[node].ptr.render()
