@@ -607,6 +607,12 @@ pub(crate) fn not_an_object(
     );
 }
 
+/// Whether a URL is one a provider fetches itself (http or https), as opposed to a
+/// `data:` URL, a file id or a path.
+pub(crate) fn is_http_url(url: &str) -> bool {
+    url.starts_with("https://") || url.starts_with("http://")
+}
+
 /// The image format its first bytes prove, of the four the providers take (`jpeg`, `png`,
 /// `gif`, `webp`), from the start of its base64 text; `None` when they prove none.
 pub(crate) fn image_format_of_base64(data: &str) -> Option<&'static str> {

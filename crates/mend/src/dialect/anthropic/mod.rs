@@ -494,8 +494,7 @@ fn image_source(url: &str) -> Option<Value> {
             .contains(&media)
             .then(|| serde_json::json!({"type": "base64", "media_type": media, "data": data}));
     }
-    (url.starts_with("https://") || url.starts_with("http://"))
-        .then(|| serde_json::json!({"type": "url", "url": url}))
+    super::is_http_url(url).then(|| serde_json::json!({"type": "url", "url": url}))
 }
 
 /// A part of another API as the Anthropic block it is: `input_text` / `output_text` as

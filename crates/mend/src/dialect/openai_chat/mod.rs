@@ -294,9 +294,7 @@ fn map_part<'a, J: Json<'a>>(
                         pptr.render_with("type"),
                         format!("messages[{i}].content[{j}] is {origin} `{t}` block, which chat messages do not take (calls go in `tool_calls`, results in `tool` messages, text as `text` parts)"),
                     )
-                    .provider(Some(format!(
-                        "Invalid value: '{t}'. Supported values are: 'text', 'image_url', 'input_audio', 'refusal', 'audio', and 'file'."
-                    ))),
+                    .provider(Some(part_type_refused(t))),
                 );
             }
             NodeKind::Other { wire: t }
@@ -312,6 +310,14 @@ fn map_part<'a, J: Json<'a>>(
         }
     };
     chain.push(kind, pptr);
+}
+
+/// OpenAI's refusal of a content part type chat messages do not take, in its enum
+/// wording with today's list of part types.
+fn part_type_refused(t: &str) -> String {
+    format!(
+        "Invalid value: '{t}'. Supported values are: 'text', 'image_url', 'input_audio', 'refusal', 'audio', and 'file'."
+    )
 }
 
 /// Another API's `image` or `document` block in a chat message, reported (kept out of
@@ -340,9 +346,7 @@ fn foreign_media_block<'a, J: Json<'a>>(
             if t == "image" { "Anthropic's or LangChain's" } else { "Anthropic's" }
         ),
     )
-    .provider(Some(format!(
-        "Invalid value: '{t}'. Supported values are: 'text', 'image_url', 'input_audio', 'refusal', 'audio', and 'file'."
-    )))
+    .provider(Some(part_type_refused(t)))
     .at_node(chain.nodes.len(), chain.turns.len().saturating_sub(1));
     out.push(if t == "image" && image_url_of_foreign_block(p).is_some() {
         v.with_defect(Defect::ForeignBlock)
@@ -377,14 +381,11 @@ pub(crate) fn image_url_of_foreign_block<'a, J: Json<'a>>(b: J) -> Option<String
     let text = |v: Option<J>| v.and_then(J::str);
     let data_url = |media: Option<&str>, data: Option<&str>| match (media, data) {
         (Some(m), Some(d)) if m.starts_with("image/") && !d.is_empty() => {
-            Some(format!("data:{m};base64,{d}"))
+            Some(crate::canonical::data_url(m, d))
         }
         _ => None,
     };
-    let http = |url: Option<&str>| {
-        url.filter(|u| u.starts_with("https://") || u.starts_with("http://"))
-            .map(str::to_owned)
-    };
+    let http = |url: Option<&str>| url.filter(|u| super::is_http_url(u)).map(str::to_owned);
     if let Some(src) = b.get("source") {
         if !only(src, SOURCE) {
             return None;
