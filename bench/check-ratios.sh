@@ -6,6 +6,10 @@
 # that file. Arguments go to criterion, e.g. a filter:
 #   bench/check-ratios.sh             # everything (~3 minutes)
 #   bench/check-ratios.sh 5MB         # only the 5 MB bodies
+# The target rows are then measured again in paired rounds (`examples/check_pair.rs`: a
+# batch of parses and a batch of checks back to back, 31 times, the median round's
+# ratio), so that the shared host changing speed between criterion's parse and check
+# measurements does not move the ratio; both figures go in the table.
 # The table is printed and written to bench/results/check-ratios.md.
 set -euo pipefail
 
@@ -18,14 +22,28 @@ sleep 1 # so every estimate this run writes is strictly newer than the stamp
 
 cargo bench -p mend --bench check -- "$@"
 
+# The paired rounds, for the target sizes the filter (if any) selected.
+paired="$(mktemp)"
+trap 'rm -f "$stamp" "$paired"' EXIT
+case "${1:-}" in
+  200KB | 5MB) pair_sizes="$1" ;;
+  "" | --*) pair_sizes="200KB,5MB" ;;
+  *) pair_sizes="" ;;
+esac
+if [[ -n $pair_sizes ]]; then
+  cargo run --quiet --release -p mend --example check_pair -- --sizes "$pair_sizes" > "$paired"
+fi
+
 . "$root/bench/lib.sh"
 target_dir="$(cargo_target_dir)"
 
-python3 - "$target_dir/criterion" "$stamp" "$root/bench/results/check-ratios.md" <<'PY'
+python3 - "$target_dir/criterion" "$stamp" "$root/bench/results/check-ratios.md" "$paired" <<'PY'
 import json, os, platform, subprocess, sys, time
 from pathlib import Path
 
 crit, stamp, out = Path(sys.argv[1]), os.path.getmtime(sys.argv[2]), Path(sys.argv[3])
+paired = {(p["dialect"], p["size"]): p
+          for p in map(json.loads, Path(sys.argv[4]).read_text().splitlines())}
 BUDGET = 3.0  # parse time / check time, at least
 TARGET_SIZES = ("200KB", "5MB")
 DIALECTS = ["openai_chat", "openai_responses", "anthropic", "gemini", "bedrock_converse"]
@@ -60,14 +78,23 @@ for size in SIZES:
         lo = pm["confidence_interval"]["lower_bound"] / cm["confidence_interval"]["upper_bound"]
         hi = pm["confidence_interval"]["upper_bound"] / cm["confidence_interval"]["lower_bound"]
         ratio = pt / ct
-        met = ratio >= BUDGET
+        pair = paired.get((dialect, size))
+        # The target is judged on the paired rounds where they ran (see the header).
+        judged = pair["ratio"] if pair else ratio
+        met = judged >= BUDGET
         rows.append([dialect, size, f"{nbytes:,}", fmt(pt), f"{nbytes / pt * 1e3:.0f}",
                      fmt(ct), f"{nbytes / ct * 1e3:.0f}", f"{ratio:.2f}x", f"{lo:.2f}–{hi:.2f}",
+                     f"{pair['ratio']:.2f}x ({pair['ratio_q1']:.2f}–{pair['ratio_q3']:.2f})" if pair else "",
                      ("met" if met else "NOT MET") if size in TARGET_SIZES else ("ok" if met else "under")])
         if size in TARGET_SIZES:
+            detail = f"criterion medians: parse {fmt(pt)}, check {fmt(ct)}, {ratio:.2f}x ({nbytes:,} bytes)"
+            if pair:
+                detail = (f"paired: median of {pair['rounds']} rounds, quartiles {pair['ratio_q1']:.2f}–"
+                          f"{pair['ratio_q3']:.2f} (parse {fmt(pair['parse_ns'])}, check "
+                          f"{fmt(pair['check_ns'])}); {detail}")
             targets.append({"target": 1, "label": f"check vs serde_json Value parse, {dialect} {size}",
-                            "ratio": round(ratio, 3), "budget": f">= {BUDGET:g}", "met": met,
-                            "detail": f"parse {fmt(pt)}, check {fmt(ct)} ({nbytes:,} bytes)"})
+                            "ratio": round(judged, 3), "budget": f">= {BUDGET:g}", "met": met,
+                            "detail": detail})
 
 REPAIR_BUDGET = 3.0
 repair_rows = []
@@ -87,7 +114,7 @@ if not rows:
     sys.exit("no parse/check pair was measured in this run (check the filter)")
 
 head = ["dialect", "size", "bytes", "parse (median)", "parse MB/s", "check (median)",
-        "check MB/s", "parse/check", "95% range", f">= {BUDGET:g}x"]
+        "check MB/s", "parse/check", "95% range", "paired (quartiles)", f">= {BUDGET:g}x"]
 table = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
 table += ["| " + " | ".join(r) + " |" for r in rows]
 
@@ -110,6 +137,10 @@ doc = [
     "both measured in the same `cargo bench -p mend --bench check` run (criterion medians).",
     f"Issue 17 target 1: check at least {BUDGET:g}x faster than the parse (parse time / check",
     "time) on the 200 KB and 5 MB bodies of every dialect; the 5 KB rows are shown, not judged.",
+    "The target rows are judged on paired rounds (`examples/check_pair.rs`): a batch of parses",
+    "and a batch of checks back to back, 31 rounds, the order alternating, the median round's",
+    "ratio with its quartiles; criterion's two medians are measured seconds apart, and the",
+    "shared host's speed moves between them.",
     "`check` reads the bytes onto a tape (`mend::json`) and includes that pass.",
     "Produced by `bench/check-ratios.sh`.",
     "",
