@@ -365,6 +365,7 @@ fn analyze_in<'a, J: Json<'a>>(body: J, opts: &'a CheckOptions) -> Result<Analys
         dialect,
         profile,
         params: rules::Params::of(dialect, profile),
+        history: chain.turns_under(dialect.history_key()),
     };
     let pairs = rules::run(&ctx, &mut violations);
     sort_by_position(&mut violations);

@@ -345,7 +345,7 @@ pub(crate) fn content_is_not_empty(ctx: &Ctx, out: &mut Vec<Violation>) {
         system_blocks_are_not_blank(ctx, out);
     }
     let last = history.last().copied();
-    for &t in &history {
+    for &t in history {
         match ctx.dialect {
             Dialect::OpenAiChat => chat_message_is_not_empty(ctx, t, out),
             Dialect::Anthropic => anthropic_message_is_not_empty(ctx, t, Some(t) == last, out),
@@ -728,7 +728,7 @@ pub(crate) fn cache_breakpoints_fit(ctx: &Ctx, out: &mut Vec<Violation>) {
 /// `malformed` names it).
 pub(crate) fn cache_points_have_a_prefix(ctx: &Ctx, out: &mut Vec<Violation>) {
     let chain = ctx.chain;
-    for t in ctx.history() {
+    for &t in ctx.history() {
         let turn = &chain.turns[t];
         let nodes = chain.turn_nodes(t);
         for (k, n) in nodes.iter().enumerate() {

@@ -305,6 +305,8 @@ pub(crate) struct Ctx<'c, 'a> {
     pub profile: &'c Profile,
     /// The dialect's parameters.
     pub params: Params,
+    /// The indices of the history turns, in order (read once: most rules walk them).
+    pub history: Vec<usize>,
 }
 
 impl<'c, 'a> Ctx<'c, 'a> {
@@ -345,8 +347,8 @@ impl Ctx<'_, '_> {
         t.ptr.root_key() == self.dialect.history_key()
     }
     /// The indices of the history turns, in order.
-    fn history(&self) -> Vec<usize> {
-        self.chain.turns_under(self.dialect.history_key())
+    fn history(&self) -> &[usize] {
+        &self.history
     }
 
     /// An error about node `n`, located at it.

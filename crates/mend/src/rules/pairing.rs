@@ -6,6 +6,8 @@
 //! `inspect` share; the dialect says only where results must sit and whether results
 //! find their calls by name ([`Params`](super::Params)).
 
+use std::collections::hash_map::Entry;
+
 use crate::chain::{CallKind, NodeKind, Role};
 use crate::dialect::Dialect;
 use crate::repair::{Fixer, MissingResult};
@@ -426,7 +428,7 @@ struct Pairing<'c, 'a> {
     suppressed: &'c [bool],
     calls: Vec<CallRec<'a>>,
     /// Every client call with an id, by id, in order.
-    by_id: IdMap<'a, Vec<usize>>,
+    by_id: IdMap<'a, IdCalls>,
     /// Every server call with an id (the last one of each id), and whether a server
     /// result of the model's turn answers it.
     server_ids: IdMap<'a, (usize, bool)>,
@@ -446,6 +448,29 @@ struct Pairing<'c, 'a> {
     leading_results: Option<(usize, usize)>,
     /// The calls without an id, by name, for results paired by name.
     by_name: IdMap<'a, NameQueue>,
+}
+
+/// The calls that carry one id, in order: nearly always one, kept inline until a second
+/// (a vector per call was an allocation per call of every check).
+enum IdCalls {
+    One(usize),
+    Many(Vec<usize>),
+}
+
+impl IdCalls {
+    fn push(&mut self, ci: usize) {
+        match self {
+            IdCalls::One(first) => *self = IdCalls::Many(vec![*first, ci]),
+            IdCalls::Many(v) => v.push(ci),
+        }
+    }
+
+    fn as_slice(&self) -> &[usize] {
+        match self {
+            IdCalls::One(ci) => std::slice::from_ref(ci),
+            IdCalls::Many(v) => v,
+        }
+    }
 }
 
 /// The calls of one name that carry no id, in order, with what is known of which are
@@ -770,8 +795,24 @@ impl<'a> Pairing<'_, 'a> {
         if reported_idless && !mistyped {
             out.push(ids::idless_call(ctx, n, call_id, name, wire));
         }
+        // A call whose id another call already took is reported as a duplicate, not
+        // again as unanswered; an id-less call is reported as such.
+        let ci = self.calls.len();
+        let mut duplicate = false;
         if let Some(id) = id {
-            if let Some(&first) = self.by_id.get(id).and_then(|calls| calls.first()) {
+            let first = match self.by_id.entry(id) {
+                Entry::Occupied(mut e) => {
+                    let first = e.get().as_slice()[0];
+                    e.get_mut().push(ci);
+                    Some(first)
+                }
+                Entry::Vacant(e) => {
+                    e.insert(IdCalls::One(ci));
+                    None
+                }
+            };
+            if let Some(first) = first {
+                duplicate = true;
                 let f = self.calls[first];
                 out.push(
                     ctx.at_node(
@@ -791,14 +832,8 @@ impl<'a> Pairing<'_, 'a> {
                     }),
                 );
             }
-        }
-        // A call whose id another call already took is reported as a duplicate, not
-        // again as unanswered; an id-less call is reported as such.
-        let duplicate = id.is_some_and(|id| self.by_id.contains_key(id));
-        if let Some(id) = id {
-            self.by_id.entry(id).or_default().push(self.calls.len());
         } else if let Some(name) = name {
-            self.by_name.entry(name).or_default().push(self.calls.len());
+            self.by_name.entry(name).or_default().push(ci);
         }
         self.calls.push(CallRec {
             node: n,
@@ -946,7 +981,7 @@ impl<'a> Pairing<'_, 'a> {
         turn: usize,
     ) -> Option<usize> {
         if let Some(calls) = id.and_then(|id| self.by_id.get(id)) {
-            return Some(self.call_with_id(calls, turn));
+            return Some(self.call_with_id(calls.as_slice(), turn));
         }
         if !by_name {
             return None;

@@ -480,7 +480,7 @@ pub(crate) fn thinking_is_unmodified(ctx: &Ctx, out: &mut Vec<Violation>) {
 /// Anthropic: no assistant message ends with a thinking block.
 pub(crate) fn thinking_is_not_last(ctx: &Ctx, out: &mut Vec<Violation>) {
     let chain = ctx.chain;
-    for t in ctx.history() {
+    for &t in ctx.history() {
         let turn = &chain.turns[t];
         if turn.role != Role::Assistant || turn.end() == turn.first() {
             continue;
