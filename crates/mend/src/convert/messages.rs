@@ -698,10 +698,7 @@ fn reshape(
 
 /// Whether Converse takes `id` as a `toolUseId`: `[a-zA-Z0-9_-]`, 1 to 64 characters.
 fn converse_id(id: &str) -> bool {
-    (1..=64).contains(&id.len())
-        && id
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    (1..=64).contains(&id.len()) && crate::rules::ids::is_word(id)
 }
 
 /// Call ids of another dialect that Converse would refuse are rewritten, the same way in
