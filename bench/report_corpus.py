@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import copy
 import json
+import os
 import random
 import string
 
@@ -385,6 +386,8 @@ def main() -> None:
                 line["aisdk"] = render_aisdk(bad)
             lines.append(line)
             made += 1
+    # bench/corpus is not in git: a fresh clone has no such folder yet.
+    os.makedirs(os.path.dirname(a.out) or ".", exist_ok=True)
     with open(a.out, "w", encoding="utf-8") as f:
         for line in lines:
             f.write(json.dumps(line, ensure_ascii=False) + "\n")
