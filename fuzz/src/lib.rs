@@ -565,6 +565,7 @@ pub fn next_value(dialect: Dialect, opts: u8, request: &Value, reply: &capture::
     let nopts = NextOptions {
         choice: 0,
         user: (opts & 2 != 0).then(|| "go on".to_string()),
+        model: None,
     };
     let Ok(next) = next_request(request, dialect, reply, &results, &nopts) else {
         return;
@@ -601,6 +602,7 @@ pub fn next_value(dialect: Dialect, opts: u8, request: &Value, reply: &capture::
     let bare = NextOptions {
         choice: 0,
         user: None,
+        model: None,
     };
     let well_formed = next_request(request, dialect, reply, &[], &bare)
         .ok()

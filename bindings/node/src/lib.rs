@@ -328,6 +328,7 @@ pub fn next_request<'env>(
                 .transpose()?
                 .unwrap_or(0),
             user: options.user.clone(),
+            model: given.check.model.clone(),
         };
         let next = mend::next_request(&request.value, dialect, &reply, &results, &nopts)
             .map_err(next_error)?;

@@ -627,6 +627,11 @@ fn next_request(
     provider: Option<String>,
     model: Option<String>,
 ) -> PyResult<Py<PyAny>> {
+    let nopts = mend::NextOptions {
+        choice,
+        user,
+        model: model.clone(),
+    };
     let opts = check_options(py, dialect, provider, model, None)?;
     let (form, req) = read_body(py, request)?;
     let reply_bytes: Cow<'_, [u8]> = match read_body(py, response)? {
@@ -637,7 +642,6 @@ fn next_request(
         None => Vec::new(),
         Some(r) => tool_outputs(py, r)?,
     };
-    let nopts = mend::NextOptions { choice, user };
     let next = py
         .detach(|| {
             let request = req.parse()?;

@@ -131,6 +131,7 @@ fn build(
     let nopts = NextOptions {
         choice: args.choice,
         user: args.user.clone(),
+        model: opts.check.model.clone(),
     };
     let next = next_request(&request, dialect, &reply, &results, &nopts).map_err(|e| {
         let label = match &e {

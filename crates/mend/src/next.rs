@@ -21,7 +21,10 @@
 //! Anthropic and Converse refuse blank text blocks once the history goes on, and a
 //! response can hold one: next leaves them out. Converse also refuses a history with
 //! tool blocks but no `toolConfig`; the request's own `toolConfig` is kept, as every
-//! top-level field is.
+//! top-level field is. DeepSeek-R1 on Converse returns reasoning but refuses any back
+//! ("User messages cannot contain reasoning content."): given that model
+//! ([`NextOptions::model`], the URL's, since a Converse body names none), next leaves
+//! the response's reasoning out.
 //!
 //! A Responses request that continues stored state (`previous_response_id` or
 //! `conversation`) sends only what is new: the provider already holds the earlier input
@@ -191,6 +194,10 @@ pub struct NextOptions {
     pub choice: usize,
     /// A next user turn to append after the results.
     pub user: Option<String>,
+    /// The model the request goes to, when the body does not say (a Converse body never
+    /// does: the model is in the URL); the body's `model` otherwise. What a model takes
+    /// back can depend on it: DeepSeek-R1 on Converse takes no reasoning.
+    pub model: Option<String>,
 }
 
 /// A tool call the response made.
@@ -458,6 +465,13 @@ pub fn next_request(
     {
         drop_unresolvable_reasoning(&mut output, &mut notes);
     }
+    let model = opts
+        .model
+        .as_deref()
+        .or_else(|| obj.get("model").and_then(Value::as_str));
+    if crate::rules::thinking::takes_no_reasoning_back(dialect, model) {
+        drop_reasoning(&mut output, model.unwrap_or_default(), &mut notes);
+    }
     if matches!(dialect, Dialect::Anthropic | Dialect::BedrockConverse) {
         drop_blank_text(dialect, &mut output, &mut notes);
     }
@@ -538,6 +552,24 @@ fn drop_unresolvable_reasoning(output: &mut Vec<Message>, notes: &mut Vec<String
         notes.push(format!(
             "`store` is false and reasoning {} came without `encrypted_content`: the provider kept nothing to resolve it against, so it is left out and the item after it loses its item id (ask for `include: [\"reasoning.encrypted_content\"]` to keep reasoning across turns)",
             dropped.join(", ")
+        ));
+    }
+}
+
+/// A model that returns reasoning but takes none back (`thinking-modified`): the output's
+/// reasoning is left out of the turn sent back, and a message that held nothing else
+/// with it.
+fn drop_reasoning(output: &mut Vec<Message>, model: &str, notes: &mut Vec<String>) {
+    let mut n = 0;
+    output.retain_mut(|m| {
+        let before = m.parts.len();
+        m.parts.retain(|p| !matches!(p, Part::Reasoning(_)));
+        n += before - m.parts.len();
+        !(m.parts.is_empty() && before > 0)
+    });
+    if n > 0 {
+        notes.push(format!(
+            "left out {n} reasoning block(s) of the response: {model} takes no reasoning back (\"User messages cannot contain reasoning content.\")"
         ));
     }
 }

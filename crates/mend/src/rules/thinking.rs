@@ -391,6 +391,16 @@ pub(crate) fn thinking_comes_first(ctx: &Ctx, out: &mut Vec<Violation>) {
 
 /// Anthropic: thinking blocks come back as they were sent: signed, with their data, and
 /// not in a final assistant message when thinking is off.
+/// Whether `model` on `dialect` returns reasoning but takes none back, in any message:
+/// DeepSeek-R1 on Converse ("User messages cannot contain reasoning content. Please
+/// remove the reasoning content and try again.", langchain-aws#401,
+/// aws-samples/bedrock-chat#845, zed#32341). The check reports such reasoning, and
+/// `next` leaves it out of the turn it sends back.
+pub(crate) fn takes_no_reasoning_back(dialect: Dialect, model: Option<&str>) -> bool {
+    dialect == Dialect::BedrockConverse
+        && model.is_some_and(|m| m.to_ascii_lowercase().contains("deepseek.r1"))
+}
+
 pub(crate) fn thinking_is_unmodified(ctx: &Ctx, out: &mut Vec<Violation>) {
     let chain = ctx.chain;
     let (signs, thinking_off) = match ctx.dialect {
@@ -408,13 +418,7 @@ pub(crate) fn thinking_is_unmodified(ctx: &Ctx, out: &mut Vec<Violation>) {
         }
         _ => (true, chain.facts.thinking_disabled),
     };
-    // DeepSeek-R1 on Converse returns its reasoning but takes none back, in any message
-    // (langchain-aws#401, aws-samples/bedrock-chat#845, zed#32341).
-    let takes_no_reasoning = ctx.dialect == Dialect::BedrockConverse
-        && chain
-            .facts
-            .model
-            .is_some_and(|m| m.to_ascii_lowercase().contains("deepseek.r1"));
+    let takes_no_reasoning = takes_no_reasoning_back(ctx.dialect, chain.facts.model);
     let last = (0..chain.turns.len())
         .rev()
         .find(|&t| ctx.is_history(&chain.turns[t]));
