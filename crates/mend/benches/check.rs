@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use mend::repair::{repair, RepairOptions};
-use mend::{CheckOptions, Dialect};
+use mend::Dialect;
 use serde_json::Value;
 
 mod corpus;
@@ -18,19 +18,9 @@ mod corpus;
 fn parse_vs_check(c: &mut Criterion) {
     for size in corpus::SIZES {
         for dialect in Dialect::ALL {
-            let bytes = corpus::body(dialect, size.bytes);
-            let opts = CheckOptions {
-                dialect: Some(dialect),
-                ..CheckOptions::default()
-            };
             // A benchmark over invalid bodies would measure the reporting path, not traffic.
-            let report = mend::check(&bytes, &opts).expect("the corpus body is JSON");
-            assert!(
-                report.valid(),
-                "{dialect} {} corpus body is not valid: {:#?}",
-                size.name,
-                report.violations
-            );
+            let (bytes, opts) =
+                corpus::checked_body(dialect, size).unwrap_or_else(|e| panic!("{e}"));
 
             let mut group = c.benchmark_group(format!("{dialect}-{}", size.name));
             group.throughput(Throughput::Bytes(bytes.len() as u64));

@@ -9,9 +9,10 @@
 //!
 //! Invariant: every body is deterministic for a (dialect, size) and checks valid, so a
 //! benchmark over it measures the path real traffic takes. Shared by `benches/check.rs`,
-//! `examples/gen_corpus.rs` and `tests/bench_corpus.rs` through `#[path]`.
+//! `benches/ops.rs`, `examples/gen_corpus.rs`, `examples/check_pair.rs` and
+//! `tests/bench_corpus.rs` through `#[path]`.
 
-use mend::Dialect;
+use mend::{CheckOptions, Dialect};
 use serde_json::{json, Value};
 
 /// A corpus size: a name for tables and file names, and a target in bytes.
@@ -38,6 +39,26 @@ pub const SIZES: [Size; 3] = [
         bytes: 5 * 1024 * 1024,
     },
 ];
+
+/// The body of `dialect` at `size` and the options that check it in that dialect, or
+/// why it does not check valid (which would break the invariant above). Not every
+/// program that includes this file uses it.
+#[allow(dead_code)]
+pub fn checked_body(dialect: Dialect, size: Size) -> Result<(Vec<u8>, CheckOptions), String> {
+    let bytes = body(dialect, size.bytes);
+    let opts = CheckOptions {
+        dialect: Some(dialect),
+        ..CheckOptions::default()
+    };
+    match mend::check(&bytes, &opts) {
+        Ok(r) if r.valid() => Ok((bytes, opts)),
+        Ok(r) => Err(format!(
+            "the {dialect} {} body is not valid: {:?}",
+            size.name, r.violations
+        )),
+        Err(e) => Err(format!("the {dialect} {} body: {e}", size.name)),
+    }
+}
 
 /// A request body of `dialect`, at most about `target` bytes, compact JSON as SDKs send it.
 pub fn body(dialect: Dialect, target: usize) -> Vec<u8> {

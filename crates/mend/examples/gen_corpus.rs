@@ -9,7 +9,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use mend::{CheckOptions, Dialect};
+use mend::Dialect;
 
 #[path = "../benches/corpus.rs"]
 mod corpus;
@@ -30,25 +30,13 @@ fn main() -> ExitCode {
     };
     for size in sizes {
         for &dialect in &dialects {
-            let bytes = corpus::body(dialect, size.bytes);
-            let opts = CheckOptions {
-                dialect: Some(dialect),
-                ..CheckOptions::default()
-            };
-            match mend::check(&bytes, &opts) {
-                Ok(r) if r.valid() => {}
-                Ok(r) => {
-                    eprintln!(
-                        "{dialect} {}: generated body is not valid: {:?}",
-                        size.name, r.violations
-                    );
-                    return ExitCode::FAILURE;
-                }
+            let bytes = match corpus::checked_body(dialect, size) {
+                Ok((bytes, _)) => bytes,
                 Err(e) => {
-                    eprintln!("{dialect} {}: {e}", size.name);
+                    eprintln!("gen_corpus: {e}");
                     return ExitCode::FAILURE;
                 }
-            }
+            };
             let path = out.join(format!("{dialect}-{}.json", size.name));
             if let Err(e) = std::fs::write(&path, &bytes) {
                 eprintln!("cannot write {}: {e}", path.display());
