@@ -140,19 +140,19 @@ fn main() -> ExitCode {
                 v.sort_by(f64::total_cmp);
             }
             let line = serde_json::json!({
-                    "dialect": dialect.to_string(),
-                    "size": size.name,
-                    "bytes": bytes.len(),
-                    "rounds": a.rounds,
-                    "parse_calls": np,
-                    "check_calls": nc,
-                    "ratio": quantile(&ratios, 0.5),
-                    "ratio_q1": quantile(&ratios, 0.25),
-                    "ratio_q3": quantile(&ratios, 0.75),
-                    "ratio_min": ratios[0],
-                    "ratio_max": ratios[ratios.len() - 1],
-                    "parse_ns": quantile(&ps, 0.5) * 1e9,
-                    "check_ns": quantile(&cs, 0.5) * 1e9,
+                "dialect": dialect.to_string(),
+                "size": size.name,
+                "bytes": bytes.len(),
+                "rounds": a.rounds,
+                "parse_calls": np,
+                "check_calls": nc,
+                "ratio": quantile(&ratios, 0.5),
+                "ratio_q1": quantile(&ratios, 0.25),
+                "ratio_q3": quantile(&ratios, 0.75),
+                "ratio_min": ratios[0],
+                "ratio_max": ratios[ratios.len() - 1],
+                "parse_ns": quantile(&ps, 0.5) * 1e9,
+                "check_ns": quantile(&cs, 0.5) * 1e9,
             });
             // A reader that went away (`| head`) ends the run without a panic.
             if writeln!(std::io::stdout(), "{line}").is_err() {
