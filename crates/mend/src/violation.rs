@@ -119,6 +119,9 @@ pub(crate) enum Defect {
     /// `image_url`) that is a block a tool result takes written another way. The finding
     /// is at the tool_result's node; the fix writes every such part of the block.
     ForeignResultPart,
+    /// Converse: an image or document by S3 location sent to a model that reads none
+    /// (Claude). Reported only: the bytes are not in the body.
+    S3MediaRefused,
     /// OpenAI chat: a tool call without its required `type` (its `function` says which).
     CallTypeMissing,
     /// OpenAI chat: a tool call's `function` without its required `arguments`. Reported
