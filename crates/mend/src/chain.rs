@@ -474,6 +474,11 @@ pub struct Facts<'a> {
     /// body order, with the content block it is in, that block's node, and, for a
     /// document inside a `toolResult`, its index in that result's content.
     pub document_names: Vec<(Ptr, usize, Option<u32>, Option<&'a str>)>,
+    /// Converse: every image or document given by an S3 location (`source.s3Location`),
+    /// in body order: the content block it is in, that block's node, its member
+    /// (`image` or `document`) and, inside a `toolResult`, its index in that result's
+    /// content.
+    pub s3_media: Vec<(Ptr, usize, &'static str, Option<u32>)>,
     /// Responses: `store: false`, so the provider keeps no item of this exchange.
     pub store_disabled: bool,
     /// Responses: the `previous_response_id` the request continues, if any.

@@ -115,6 +115,13 @@ pub(crate) enum Defect {
     /// another API's `image` block (Anthropic's, LangChain's) that is an `image_url` part
     /// written another way.
     ForeignBlock,
+    /// Anthropic: a part of another API inside a `tool_result`'s content (`input_text`,
+    /// `image_url`) that is a block a tool result takes written another way. The finding
+    /// is at the tool_result's node; the fix writes every such part of the block.
+    ForeignResultPart,
+    /// Converse: an image or document by S3 location sent to a model that reads none
+    /// (Claude). Reported only: the bytes are not in the body.
+    S3MediaRefused,
     /// OpenAI chat: a tool call without its required `type` (its `function` says which).
     CallTypeMissing,
     /// OpenAI chat: a tool call's `function` without its required `arguments`. Reported

@@ -1,13 +1,22 @@
 //! Recorded Bedrock Converse traffic from `../shared/fixtures-bedrock-converse`: every
 //! request (74 accepted, and the 6 refused for reasons other than their history) is told
 //! to be Converse from its shape alone, checks clean under the model of its URL, and
-//! comes back from repair unchanged.
+//! comes back from repair unchanged; but the one refused for an S3 image sent to Claude
+//! ("This model doesn't support the s3Uri field."), which is flagged for exactly that
+//! image (`malformed`, reported only).
 
 use mend::repair::{repair, RepairOptions};
 use mend::{CheckOptions, Dialect};
 use serde_json::Value;
 
 use crate::support::{converse_fixtures, shared_dir};
+
+/// The refused request whose refusal mend finds, and where: Claude on Converse reads no
+/// S3 media.
+const S3_IMAGE_FOR_CLAUDE: &[(&str, &str)] = &[(
+    "pydantic-ai--multimodal-tool-return-tool-return-content-uploaded-file-image-bedrock-claude-02",
+    "/messages/2/content/1/image/source/s3Location",
+)];
 
 #[test]
 fn every_recorded_converse_request_is_detected_valid_and_left_alone() {
@@ -40,7 +49,21 @@ fn every_recorded_converse_request_is_detected_valid_and_left_alone() {
             ..CheckOptions::default()
         };
         let report = mend::check_value(body, &check).unwrap();
-        if !report.violations.is_empty() {
+        let s3_image = S3_IMAGE_FOR_CLAUDE
+            .iter()
+            .find_map(|(n, path)| (*n == name).then_some(*path));
+        if let Some(path) = s3_image {
+            let found: Vec<_> = report
+                .violations
+                .iter()
+                .map(|v| (v.rule.id(), v.path.as_str()))
+                .collect();
+            if found != [("malformed", path)] {
+                problems.push(format!(
+                    "{name}: expected the S3 image alone, found {found:?}"
+                ));
+            }
+        } else if !report.violations.is_empty() {
             problems.push(format!(
                 "{name}: {}",
                 report

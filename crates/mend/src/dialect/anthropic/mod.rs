@@ -311,6 +311,7 @@ fn map_block<'a, J: Json<'a>>(
         return;
     }
     check_image_types(i, j, b, chain, out);
+    check_tool_result_parts(i, j, b, chain, out);
     let s = |k: &str| b.get(k).and_then(J::str);
     let Some(ty) = s("type") else {
         malformed(
@@ -454,20 +455,7 @@ fn foreign_block_finding<'a, J: Json<'a>>(
     out: &mut Vec<Violation>,
 ) {
     let p = Ptr::sub(ROOT, i, "content", j);
-    let reshapes = match t {
-        "input_text" | "output_text" => b.get("text").is_some_and(|x| x.is_string()),
-        "image_url" | "input_image" => {
-            let url = b.get("image_url").and_then(|u| {
-                if u.is_string() {
-                    u.str()
-                } else {
-                    u.get("url").and_then(J::str)
-                }
-            });
-            url.is_some_and(|u| image_source(u).is_some())
-        }
-        _ => false,
-    };
+    let reshapes = reshapes_as_block(b, t);
     let v = Violation::error(
         Rule::Malformed,
         p.render_with("type"),
@@ -482,6 +470,72 @@ fn foreign_block_finding<'a, J: Json<'a>>(
     } else {
         v
     });
+}
+
+/// Whether a part of another API (of type `t`) is an Anthropic block written another way
+/// ([`block_of_foreign_part`] writes it): a text part with its string, an image given by a
+/// data URL of an image type or an http(s) URL.
+fn reshapes_as_block<'a, J: Json<'a>>(b: J, t: &str) -> bool {
+    match t {
+        "input_text" | "output_text" => b.get("text").is_some_and(|x| x.is_string()),
+        "image_url" | "input_image" => {
+            let url = b.get("image_url").and_then(|u| {
+                if u.is_string() {
+                    u.str()
+                } else {
+                    u.get("url").and_then(J::str)
+                }
+            });
+            url.is_some_and(|u| image_source(u).is_some())
+        }
+        _ => false,
+    }
+}
+
+/// Parts of another API inside a `tool_result`'s content, which takes only `text`,
+/// `image`, `document` and `search_result` blocks (and beta types): "messages.N.content.M
+/// .tool_result.content.K: Input tag '…' found using 'type' does not match any of the
+/// expected tags: 'document', 'image', 'search_result', 'text'". A tool's output kept in
+/// OpenAI's shapes (`input_text`, `image_url`) by a gateway or converter that carries a
+/// history across APIs. One finding per part, all at the tool_result's node: the fix
+/// writes every part of the block that reshapes at once. Only the types of
+/// [`foreign_block`] are judged, so a type the API adds is never flagged.
+fn check_tool_result_parts<'a, J: Json<'a>>(
+    i: usize,
+    j: usize,
+    b: J,
+    chain: &Chain<'a>,
+    out: &mut Vec<Violation>,
+) {
+    if b.get("type").and_then(J::str) != Some("tool_result") {
+        return;
+    }
+    let Some(content) = b.get("content") else {
+        return;
+    };
+    let p = Ptr::sub(ROOT, i, "content", j);
+    for (k, part) in content.items().enumerate() {
+        let Some(t) = part.get("type").and_then(J::str) else {
+            continue;
+        };
+        let Some(origin) = foreign_block(t) else {
+            continue;
+        };
+        let v = Violation::error(
+            Rule::Malformed,
+            format!("{}/content/{k}/type", p.render()),
+            format!("messages[{i}].content[{j}].content[{k}] (in a tool_result) is {origin} `{t}` part, which a tool result does not take"),
+        )
+        .provider(Some(format!(
+            "messages.{i}.content.{j}.tool_result.content.{k}: Input tag '{t}' found using 'type' does not match any of the expected tags: 'document', 'image', 'search_result', 'text'"
+        )))
+        .at_node(chain.nodes.len(), chain.turns.len().saturating_sub(1));
+        out.push(if reshapes_as_block(part, t) {
+            v.with_defect(crate::violation::Defect::ForeignResultPart)
+        } else {
+            v
+        });
+    }
 }
 
 /// An image's Anthropic `source` from a URL: a base64 source for a data URL of an image

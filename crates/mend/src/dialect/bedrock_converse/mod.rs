@@ -405,9 +405,9 @@ pub(crate) fn unique_document_names(msgs: &mut [Value]) {
     }
 }
 
-/// The block's documents, by name, into the chain's facts (`document_names`), and each
-/// image of it (or of its toolResult's content) whose `format` is not the one its bytes
-/// prove, as a finding.
+/// The block's documents, by name, into the chain's facts (`document_names`), its images
+/// and documents given by an S3 location too (`s3_media`), and each image of it (or of
+/// its toolResult's content) whose `format` is not the one its bytes prove, as a finding.
 fn read_documents_and_images<'a, J: Json<'a>>(
     i: usize,
     j: usize,
@@ -450,6 +450,34 @@ fn read_documents_and_images<'a, J: Json<'a>>(
         }
     };
     let name = |d: J| d.get("name").and_then(J::str);
+    // Media by S3 location: whether the model reads them is the rules' call (the model
+    // is in the URL, known once the body is read).
+    let in_s3 = |m: J| {
+        m.get("source")
+            .is_some_and(|s| s.get("s3Location").is_some())
+    };
+    let mut s3 = |member: &'static str, m: J, k: Option<u32>| {
+        if in_s3(m) {
+            chain.facts.s3_media.push((p, at.0, member, k));
+        }
+    };
+    match key {
+        "image" | "document" => s3(if key == "image" { "image" } else { "document" }, v, None),
+        "toolResult" => {
+            let inner = v
+                .get("content")
+                .into_iter()
+                .flat_map(|c| c.items().enumerate());
+            for (k, c) in inner {
+                for member in ["image", "document"] {
+                    if let Some(m) = c.get(member) {
+                        s3(member, m, Some(k as u32));
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
     match key {
         "document" => chain.facts.document_names.push((p, at.0, None, name(v))),
         "image" => image(
