@@ -311,7 +311,6 @@ fn map_block<'a, J: Json<'a>>(
         return;
     }
     check_image_types(i, j, b, chain, out);
-    check_tool_result_parts(i, j, b, chain, out);
     let s = |k: &str| b.get(k).and_then(J::str);
     let Some(ty) = s("type") else {
         malformed(
@@ -372,6 +371,7 @@ fn map_block<'a, J: Json<'a>>(
             return map_call_block(ty, id, s("name"), p, chain);
         }
         "tool_result" => {
+            check_tool_result_parts(i, j, b, chain, out);
             let id = block_id(i, j, b, ty, "tool_use_id", p, out);
             NodeKind::Result {
                 call_id: id.text,
@@ -492,7 +492,7 @@ fn reshapes_as_block<'a, J: Json<'a>>(b: J, t: &str) -> bool {
     }
 }
 
-/// Parts of another API inside a `tool_result`'s content, which takes only `text`,
+/// Parts of another API inside the content of `b`, a `tool_result`, which takes only `text`,
 /// `image`, `document` and `search_result` blocks (and beta types): "messages.N.content.M
 /// .tool_result.content.K: Input tag '…' found using 'type' does not match any of the
 /// expected tags: 'document', 'image', 'search_result', 'text'". A tool's output kept in
@@ -507,9 +507,6 @@ fn check_tool_result_parts<'a, J: Json<'a>>(
     chain: &Chain<'a>,
     out: &mut Vec<Violation>,
 ) {
-    if b.get("type").and_then(J::str) != Some("tool_result") {
-        return;
-    }
     let Some(content) = b.get("content") else {
         return;
     };

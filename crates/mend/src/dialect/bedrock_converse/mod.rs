@@ -452,42 +452,34 @@ fn read_documents_and_images<'a, J: Json<'a>>(
     let name = |d: J| d.get("name").and_then(J::str);
     // Media by S3 location: whether the model reads them is the rules' call (the model
     // is in the URL, known once the body is read).
+    // (Found in the walk that reads the names and formats: a walk of their own over
+    // every tool result's content made a Converse check 1.7% longer.)
     let in_s3 = |m: J| {
         m.get("source")
             .is_some_and(|s| s.get("s3Location").is_some())
     };
+    let s3_media = &mut chain.facts.s3_media;
     let mut s3 = |member: &'static str, m: J, k: Option<u32>| {
         if in_s3(m) {
-            chain.facts.s3_media.push((p, at.0, member, k));
+            s3_media.push((p, at.0, member, k));
         }
     };
     match key {
-        "image" | "document" => s3(if key == "image" { "image" } else { "document" }, v, None),
-        "toolResult" => {
-            let inner = v
-                .get("content")
-                .into_iter()
-                .flat_map(|c| c.items().enumerate());
-            for (k, c) in inner {
-                for member in ["image", "document"] {
-                    if let Some(m) = c.get(member) {
-                        s3(member, m, Some(k as u32));
-                    }
-                }
-            }
+        "document" => {
+            s3("document", v, None);
+            chain.facts.document_names.push((p, at.0, None, name(v)));
         }
-        _ => {}
-    }
-    match key {
-        "document" => chain.facts.document_names.push((p, at.0, None, name(v))),
-        "image" => image(
-            v,
-            String::new(),
-            (
-                format!("messages.{i}.content.{j}.image.source.bytes"),
-                format!("messages.{i}.member.content.{j}.member.image.format"),
-            ),
-        ),
+        "image" => {
+            s3("image", v, None);
+            image(
+                v,
+                String::new(),
+                (
+                    format!("messages.{i}.content.{j}.image.source.bytes"),
+                    format!("messages.{i}.member.content.{j}.member.image.format"),
+                ),
+            );
+        }
         "toolResult" => {
             let inner = v
                 .get("content")
@@ -495,12 +487,14 @@ fn read_documents_and_images<'a, J: Json<'a>>(
                 .flat_map(|c| c.items().enumerate());
             for (k, c) in inner {
                 if let Some(d) = c.get("document") {
+                    s3("document", d, Some(k as u32));
                     chain
                         .facts
                         .document_names
                         .push((p, at.0, Some(k as u32), name(d)));
                 }
                 if let Some(img) = c.get("image") {
+                    s3("image", img, Some(k as u32));
                     let wire = format!(
                         "messages.{i}.content.{j}.toolResult.content.{k}.image.source.bytes"
                     );
