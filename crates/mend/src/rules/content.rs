@@ -825,7 +825,7 @@ pub(crate) fn s3_media_fits_the_model(ctx: &Ctx, out: &mut Vec<Violation>) {
     let Some(model) = ctx.chain.facts.model else {
         return;
     };
-    if !is_bedrock_claude(model) {
+    if !crate::dialect::bedrock_converse::is_claude_id(model) {
         return;
     }
     for &(block, node, member, nested) in &ctx.chain.facts.s3_media {
@@ -848,12 +848,6 @@ pub(crate) fn s3_media_fits_the_model(ctx: &Ctx, out: &mut Vec<Violation>) {
             None => v,
         });
     }
-}
-
-/// A Bedrock model id (or an ARN naming one) of Claude: `anthropic.claude-…`,
-/// `us.anthropic.claude-…`, `global.anthropic.claude-…`.
-fn is_bedrock_claude(model: &str) -> bool {
-    model.contains("anthropic.claude")
 }
 
 /// `malformed`'s fix for Converse document names: each name made one the service takes,

@@ -410,7 +410,7 @@ pub(crate) fn thinking_is_unmodified(ctx: &Ctx, out: &mut Vec<Violation>) {
             let claude = chain
                 .facts
                 .model
-                .is_some_and(|m| m.contains("anthropic.claude"));
+                .is_some_and(crate::dialect::bedrock_converse::is_claude_id);
             (
                 claude || chain.facts.thinking_enabled,
                 chain.facts.thinking_disabled || (claude && !chain.facts.thinking_enabled),

@@ -455,7 +455,7 @@ fn foreign_block_finding<'a, J: Json<'a>>(
     out: &mut Vec<Violation>,
 ) {
     let p = Ptr::sub(ROOT, i, "content", j);
-    let reshapes = reshapes_as_block(b, t);
+    let reshapes = as_block(b).is_some();
     let v = Violation::error(
         Rule::Malformed,
         p.render_with("type"),
@@ -472,23 +472,28 @@ fn foreign_block_finding<'a, J: Json<'a>>(
     });
 }
 
-/// Whether a part of another API (of type `t`) is an Anthropic block written another way
-/// ([`block_of_foreign_part`] writes it): a text part with its string, an image given by a
-/// data URL of an image type or an http(s) URL.
-fn reshapes_as_block<'a, J: Json<'a>>(b: J, t: &str) -> bool {
-    match t {
-        "input_text" | "output_text" => b.get("text").is_some_and(|x| x.is_string()),
+/// The Anthropic block a part of another API is written another way as, read once for
+/// the check (whether it reshapes) and for the fix (the block it becomes): a text part
+/// with its string, or an image given by a data URL of an image type or an http(s) URL
+/// (its `source`). `None` for a part of another shape.
+enum AsBlock<'a> {
+    Text(&'a str),
+    Image(Value),
+}
+
+fn as_block<'a, J: Json<'a>>(part: J) -> Option<AsBlock<'a>> {
+    match part.get("type")?.str()? {
+        "input_text" | "output_text" => Some(AsBlock::Text(part.get("text")?.str()?)),
         "image_url" | "input_image" => {
-            let url = b.get("image_url").and_then(|u| {
-                if u.is_string() {
-                    u.str()
-                } else {
-                    u.get("url").and_then(J::str)
-                }
-            });
-            url.is_some_and(|u| image_source(u).is_some())
+            let u = part.get("image_url")?;
+            let url = if u.is_string() {
+                u.str()?
+            } else {
+                u.get("url")?.str()?
+            };
+            image_source(url).map(AsBlock::Image)
         }
-        _ => false,
+        _ => None,
     }
 }
 
@@ -527,7 +532,7 @@ fn check_tool_result_parts<'a, J: Json<'a>>(
             "messages.{i}.content.{j}.tool_result.content.{k}: Input tag '{t}' found using 'type' does not match any of the expected tags: 'document', 'image', 'search_result', 'text'"
         )))
         .at_node(chain.nodes.len(), chain.turns.len().saturating_sub(1));
-        out.push(if reshapes_as_block(part, t) {
+        out.push(if as_block(part).is_some() {
             v.with_defect(crate::violation::Defect::ForeignResultPart)
         } else {
             v
@@ -553,20 +558,15 @@ fn image_source(url: &str) -> Option<Value> {
 /// its `cache_control` kept. `None` for a part of another shape.
 pub(crate) fn block_of_foreign_part(part: &Value) -> Option<Value> {
     let mut block = serde_json::Map::new();
-    match part.get("type")?.as_str()? {
-        "input_text" | "output_text" => {
+    match as_block(part)? {
+        AsBlock::Text(text) => {
             block.insert("type".into(), Value::String("text".into()));
-            block.insert("text".into(), part.get("text")?.as_str()?.into());
+            block.insert("text".into(), text.into());
         }
-        "image_url" | "input_image" => {
-            let url = match part.get("image_url")? {
-                Value::String(u) => u.as_str(),
-                other => other.get("url")?.as_str()?,
-            };
+        AsBlock::Image(source) => {
             block.insert("type".into(), Value::String("image".into()));
-            block.insert("source".into(), image_source(url)?);
+            block.insert("source".into(), source);
         }
-        _ => return None,
     }
     if let Some(c) = part.get("cache_control") {
         block.insert("cache_control".into(), c.clone());

@@ -294,6 +294,14 @@ fn map_block<'a, J: Json<'a>>(
 /// The image formats Converse takes, as it spells them (lowercase; `jpg` is refused).
 pub(crate) const IMAGE_FORMATS: [&str; 4] = ["png", "jpeg", "gif", "webp"];
 
+/// A Bedrock model id of Claude, or an ARN naming one (`anthropic.claude-…`,
+/// `us.anthropic.claude-…`, `global.anthropic.claude-…`): the models whose Converse
+/// reasoning comes signed and that refuse S3 media. (The settings writer and the
+/// reasoning-first rule also take a Claude model in Anthropic's naming.)
+pub(crate) fn is_claude_id(model: &str) -> bool {
+    model.contains("anthropic.claude")
+}
+
 /// The format Converse names an image label by, when the label names one of its four
 /// unambiguously (`jpg`, `JPEG`, `image/png`); None otherwise.
 pub(crate) fn image_format_named(label: &str) -> Option<&'static str> {
