@@ -486,6 +486,10 @@ pub struct Facts<'a> {
     /// OpenAI chat: the turns whose `content` is an empty string or an empty list (not
     /// null or absent), which some providers refuse.
     pub empty_contents: Vec<usize>,
+    /// OpenAI chat: the media parts (`image_url`, `input_audio`, `file`, `audio`) in
+    /// messages other than user messages, which OpenAI refuses there: each part's node
+    /// and type.
+    pub media_off_user: Vec<(usize, &'a str)>,
     /// Responses: the `item_reference` items (where, and the id they name).
     pub item_references: Vec<(Ptr, Option<&'a str>)>,
     /// Responses: the items whose own `id` is over 64 characters (the turn their item

@@ -93,6 +93,8 @@ pub struct Profile {
     /// Every message needs at least one content element: `""` and `[]` are refused,
     /// an assistant's with tool calls too (xAI).
     pub content_required: bool,
+    /// Chat: images, audio and files only in user messages (OpenAI, Azure).
+    pub media_only_on_user: bool,
 }
 
 const CHAT: &[Dialect] = &[Dialect::OpenAiChat];
@@ -130,6 +132,7 @@ const BASE: Profile = Profile {
     name_only_on_user: false,
     name_without_spaces: false,
     content_required: false,
+    media_only_on_user: false,
 };
 
 /// Every profile mend knows.
@@ -138,11 +141,12 @@ pub const PROFILES: &[Profile] = &[
     Profile {
         name: "openai",
         id: ProfileId::OpenAi,
-        about: "OpenAI: chat call ids at most 40 characters, Responses call_id at most 64, message names without spaces",
+        about: "OpenAI: chat call ids at most 40 characters, Responses call_id at most 64, message names without spaces, media in user messages only",
         dialects: OPENAI,
         chat_call_id: CallIdForm::MaxLen(40),
         responses_call_id: CallIdForm::MaxLen(64),
         name_without_spaces: true,
+        media_only_on_user: true,
         ..BASE
     },
     Profile {
@@ -153,6 +157,7 @@ pub const PROFILES: &[Profile] = &[
         chat_call_id: CallIdForm::MaxLen(40),
         responses_call_id: CallIdForm::MaxLen(64),
         name_without_spaces: true,
+        media_only_on_user: true,
         ..BASE
     },
     Profile {

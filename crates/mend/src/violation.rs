@@ -122,6 +122,11 @@ pub(crate) enum Defect {
     /// Converse: an image or document by S3 location sent to a model that reads none
     /// (Claude). Reported only: the bytes are not in the body.
     S3MediaRefused,
+    /// OpenAI chat: an image, audio or file part in a message other than a user message,
+    /// under a provider that takes media in user messages only. The fix moves a tool
+    /// message's media into a user message right after the tool results; an assistant's
+    /// or a system message's is reported only.
+    MediaOffUser,
     /// OpenAI chat: a tool call without its required `type` (its `function` says which).
     CallTypeMissing,
     /// OpenAI chat: a tool call's `function` without its required `arguments`. Reported

@@ -398,7 +398,10 @@ pub(crate) fn run(ctx: &Ctx, out: &mut Vec<Violation>) -> Vec<(usize, usize)> {
             roles::function_calls_follow_user_or_response(ctx, out);
             thinking::current_turn_calls_are_signed(ctx, out);
         }
-        Dialect::OpenAiChat => reasoning::thinking_turns_carry_reasoning_content(ctx, out),
+        Dialect::OpenAiChat => {
+            reasoning::thinking_turns_carry_reasoning_content(ctx, out);
+            content::media_sits_in_user_messages(ctx, out);
+        }
         Dialect::BedrockConverse => {
             content::tool_history_has_tools(ctx, out);
             content::document_names_fit(ctx, out);

@@ -86,6 +86,7 @@ impl<'a, J: Json<'a>> Fields<J> {
 }
 
 /// One message: its turn, then its reasoning, content, calls and result nodes in wire order.
+#[inline(always)]
 fn map_message<'a, J: Json<'a>>(i: usize, m: J, chain: &mut Chain<'a>, out: &mut Vec<Violation>) {
     let ptr = Ptr::item(ROOT, i);
     if !m.is_object() {
@@ -281,7 +282,12 @@ fn map_part<'a, J: Json<'a>>(
             blank: p.get("text").and_then(J::text).is_none_or(|t| t.blank),
         },
         Some("refusal") => NodeKind::Text { blank: false },
-        Some("image_url" | "input_audio" | "file" | "audio") => NodeKind::Media,
+        Some(t @ ("image_url" | "input_audio" | "file" | "audio")) => {
+            if chain.turns.last().is_some_and(|t| t.role != Role::User) {
+                media_off_user(chain, t);
+            }
+            NodeKind::Media
+        }
         Some(t @ ("image" | "document")) => {
             foreign_media_block(i, j, t, p, pptr, chain, out);
             NodeKind::Media
@@ -310,6 +316,14 @@ fn map_part<'a, J: Json<'a>>(
         }
     };
     chain.push(kind, pptr);
+}
+
+/// A media part outside a user message, recorded for the rule that judges it (kept out
+/// of line: it is rare, and `map_part` runs for every part).
+#[cold]
+#[inline(never)]
+fn media_off_user<'a>(chain: &mut Chain<'a>, t: &'a str) {
+    chain.facts.media_off_user.push((chain.nodes.len(), t));
 }
 
 /// OpenAI's refusal of a content part type chat messages do not take, in its enum
