@@ -47,6 +47,9 @@ struct Carrier<'a> {
     profile: &'static Profile,
     paths: &'a SourcePaths,
     notes: &'a mut Vec<Note>,
+    /// Chat: the images and files of tool results, by the message they came from, for a
+    /// user message right after the tool messages (chat tool content is text).
+    spilled: Vec<(usize, Vec<Part>)>,
 }
 
 impl Carrier<'_> {
@@ -206,6 +209,22 @@ impl Carrier<'_> {
             is_error: r.is_error && has_error_flag,
             ..ToolResult::default()
         })
+    }
+
+    /// A tool result's image or file, taken out for the user message that follows the
+    /// tool messages.
+    fn spill(&mut self, i: usize, at: At, part: Part) {
+        let detail = format!(
+            "the tool result's {} part: {} tool content is text, so it goes in a user message right after the tool results",
+            part.kind(),
+            self.to
+        );
+        self.notes
+            .push(Note::new(NoteKind::Moved, "media", self.ptr(at), detail));
+        match self.spilled.last_mut() {
+            Some((m, parts)) if *m == i => parts.push(part),
+            _ => self.spilled.push((i, vec![part])),
+        }
     }
 
     fn signature(&mut self, at: At, sig: &str, on: &str) {
@@ -392,10 +411,26 @@ impl Carrier<'_> {
             other => return other,
         };
         let text_only = matches!(self.to, Dialect::OpenAiChat | Dialect::Gemini);
+        // Chat takes a tool's images and files in a user message after the results, but
+        // not where Mistral's role order refuses a user message right after a tool's.
+        let spill = self.to == Dialect::OpenAiChat && !self.profile.mistral_role_order;
         let mut kept = Vec::new();
+        let mut spilled = false;
         for (k, p) in parts.into_iter().enumerate() {
             let sub = At::Content(i, j, k);
             match p {
+                Part::Image(m) if spill => {
+                    if let Some(m) = self.media(sub, m, MediaKind::Image) {
+                        self.spill(i, sub, Part::Image(m));
+                        spilled = true;
+                    }
+                }
+                Part::File(m) if spill => {
+                    if let Some(m) = self.media(sub, m, MediaKind::File) {
+                        self.spill(i, sub, Part::File(m));
+                        spilled = true;
+                    }
+                }
                 Part::Text(t) => {
                     self.extras(sub, &t.extra);
                     kept.push(Part::text(t.text));
@@ -436,6 +471,10 @@ impl Carrier<'_> {
                 .join("\n");
             return ToolContent::Text(text);
         }
+        if spilled && kept.is_empty() {
+            // All of it went to the user message: the result says no more than that.
+            return ToolContent::Text(String::new());
+        }
         ToolContent::Parts(kept)
     }
 }
@@ -460,6 +499,7 @@ pub(crate) fn carry(
         profile,
         paths,
         notes,
+        spilled: Vec::new(),
     };
     let mut carried = Vec::with_capacity(messages.len());
     for (i, m) in messages.into_iter().enumerate() {
@@ -467,7 +507,8 @@ pub(crate) fn carry(
             carried.push((out, i));
         }
     }
-    let mut shaped = reshape(carried, to, profile, paths, notes);
+    let spilled = std::mem::take(&mut carrier.spilled);
+    let mut shaped = reshape(carried, spilled, to, profile, paths, notes);
     if to == Dialect::BedrockConverse {
         converse_ids(&mut shaped, paths, notes);
     }
@@ -625,6 +666,7 @@ fn set_id(conv: &mut Conversation, i: usize, j: usize, id: &str) {
 /// Put the carried messages into the target's structure.
 fn reshape(
     carried: Vec<(Message, usize)>,
+    spilled: Vec<(usize, Vec<Part>)>,
     to: Dialect,
     profile: &'static Profile,
     paths: &SourcePaths,
@@ -633,6 +675,10 @@ fn reshape(
     // Roles, and tool results where the target keeps them.
     let mut out: Vec<(Message, usize)> = Vec::with_capacity(carried.len());
     let mut seen_history = false;
+    // Chat: the tool results' images and files not yet written, for the user message
+    // that ends their run of tool messages.
+    let mut spilled = spilled.into_iter().peekable();
+    let mut pending: Option<(Vec<Part>, usize)> = None;
     for (m, origin) in carried {
         if m.parts.is_empty() {
             // Everything in it was lost (and said so), or it never held anything.
@@ -657,15 +703,31 @@ fn reshape(
                     Role::Developer if profile.rejects_developer_role => Role::System,
                     r => r,
                 };
-                let (results, rest): (Vec<Part>, Vec<Part>) = m
+                let (results, mut rest): (Vec<Part>, Vec<Part>) = m
                     .parts
                     .into_iter()
                     .partition(|p| matches!(p, Part::ToolResult(_)));
+                let had_results = !results.is_empty();
                 for r in results {
                     out.push((Message::new(Role::Tool, vec![r]), origin));
                 }
+                if had_results && spilled.peek().is_some_and(|(i, _)| *i == origin) {
+                    if let Some((_, media)) = spilled.next() {
+                        let (parts, _) = pending.get_or_insert_with(|| (Vec::new(), origin));
+                        parts.extend(media);
+                    }
+                }
                 if !rest.is_empty() {
+                    // The run of tool messages ends here: its media go first, at the head
+                    // of this user message or in a user message of their own.
                     let role = if role == Role::Tool { Role::User } else { role };
+                    if let Some((media, from)) = pending.take() {
+                        if role == Role::User {
+                            rest.splice(0..0, media);
+                        } else {
+                            out.push((Message::new(Role::User, media), from));
+                        }
+                    }
                     out.push((Message::new(role, rest), origin));
                 }
             }
@@ -679,6 +741,9 @@ fn reshape(
                 out.push((Message::new(role, m.parts), origin));
             }
         }
+    }
+    if let Some((media, from)) = pending {
+        out.push((Message::new(Role::User, media), from));
     }
     match to {
         Dialect::OpenAiChat => merge_assistant_items(&mut out),
