@@ -215,6 +215,11 @@ pub(crate) const MALFORMED: RuleSpec = RuleSpec {
         },
         ProviderText {
             provider: "openai",
+            text: "Invalid value: 'file'. Supported values are: 'text', 'refusal', 'image_url', and 'input_audio'.",
+            source: "https://github.com/epam/ai-dial-adapter-openai/issues/434 (a file part in a tool message, param messages[9].content[1]); no row in provider-errors.jsonl",
+        },
+        ProviderText {
+            provider: "openai",
             text: "Invalid 'input[15].arguments': string too long. Expected a string with maximum length 1048576, but got a string with length 1524940 instead.",
             source: "https://github.com/openai/codex/issues/13270; no row in provider-errors.jsonl",
         },
