@@ -236,6 +236,19 @@ fn map_item<'a, J: Json<'a>>(i: usize, it: J, chain: &mut Chain<'a>, out: &mut V
                 chain.begin_turn(Role::Assistant, wire, ptr, 0);
                 if t != "tool_search_call" {
                     require_item_id(i, t, &id, ptr, chain, out);
+                } else if let Some(args) = f.arguments.filter(|a| a.is_string()) {
+                    // A tool search's arguments are an object, unlike a function call's
+                    // JSON text: a converter that wrote them as text is refused
+                    // (Wei-Shaw/sub2api#3818, Codex's tool_search_call replayed).
+                    super::not_an_object(
+                        out,
+                        chain,
+                        ptr.render_with("arguments"),
+                        format!("input[{i}].arguments (tool_search_call)"),
+                        args.kind(),
+                        format!("Invalid type for 'input[{i}].arguments': expected an object, but got a string instead."),
+                        Defect::ToolInputNotObject,
+                    );
                 }
                 push_call(chain, (id, None, id.text), CallKind::Server, wire, ptr);
             } else {
