@@ -516,6 +516,26 @@ fn check_tool_result_parts<'a, J: Json<'a>>(
         return;
     };
     let p = Ptr::sub(ROOT, i, "content", j);
+    if !(content.is_string() || content.is_array() || content.is_null()) {
+        // The Messages API takes a tool's result as a string or a list of blocks (the
+        // tool-use docs: "as a string … or list of nested content blocks"); a client
+        // that kept a tool's returned object as it was sends that object.
+        let v = Violation::error(
+            Rule::Malformed,
+            p.render_with("content"),
+            format!(
+                "messages[{i}].content[{j}].content (tool_result) is {} but must be a string or a list of blocks",
+                kind_of(content)
+            ),
+        )
+        .at_node(chain.nodes.len(), chain.turns.len().saturating_sub(1));
+        out.push(if content.is_object() {
+            v.with_defect(crate::violation::Defect::OutputNotText)
+        } else {
+            v
+        });
+        return;
+    }
     for (k, part) in content.items().enumerate() {
         let Some(t) = part.get("type").and_then(J::str) else {
             continue;
