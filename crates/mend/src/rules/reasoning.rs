@@ -216,7 +216,7 @@ pub(crate) const FOLLOWER_ID_MISMATCH: RuleSpec = RuleSpec {
 
 pub(crate) const MISSING_REASONING_CONTENT: RuleSpec = RuleSpec {
     id: "missing-reasoning-content",
-    summary: "a thinking-mode assistant message with tool calls lacks the reasoning_content the API returned with it (DeepSeek, Kimi)",
+    summary: "a thinking-mode assistant message with tool calls (in DeepSeek V4, any assistant message) lacks the reasoning_content the API returned with it (DeepSeek, Kimi)",
     dialects: &[Dialect::OpenAiChat],
     profiles: &["deepseek", "moonshot"],
     severity: Severity::Error,
@@ -238,7 +238,7 @@ pub(crate) const MISSING_REASONING_CONTENT: RuleSpec = RuleSpec {
         },
     ],
     repair: Repair::Always("Adds an empty reasoning_content to the assistant message, which the provider accepts in place of the lost one."),
-    doc: "DeepSeek and Moonshot Kimi in thinking mode require every assistant message that made tool calls to carry its reasoning_content when sent back.\nThe check runs only under the deepseek or moonshot profile (from --provider, or the body's model: deepseek*, kimi*thinking*) and only when the model name says thinking (reasoner, thinking, v4, r1) or the body carries reasoning anywhere; then it flags assistant messages with tool calls and no reasoning_content.\nMust not flag: deepseek-chat in non-thinking mode, a reasoning_content of \"\" (present).\nanthropic-25 (DeepSeek's Anthropic endpoint) is filed under this rule but the code checks only OpenAI chat.\nFix: add reasoning_content: \"\".",
+    doc: "DeepSeek and Moonshot Kimi in thinking mode require every assistant message that made tool calls to carry its reasoning_content when sent back.\nThe check runs only under the deepseek or moonshot profile (from --provider, or the body's model: deepseek*, kimi*thinking*) and only when the model name says thinking (reasoner, thinking, v4, r1) or the body carries reasoning anywhere; then it flags assistant messages with tool calls and no reasoning_content.\nDeepSeek V4 (deepseek-v4-*) wants the reasoning_content of every assistant message back, a plain reply too (openclaw#73417: \"The `reasoning_content` in the thinking mode must be passed back to the API.\" for a reply without tool calls; kimi-cli#2141: the final answer after a tool result), so there every assistant message without it is flagged, with that text.\nMust not flag: deepseek-chat in non-thinking mode, a request with `thinking: {\"type\": \"disabled\"}`, a reasoning_content of \"\" (present), a final assistant prefix (`prefix: true`), a V4 reply under another profile.\nanthropic-25 (DeepSeek's Anthropic endpoint) is filed under this rule but the code checks only OpenAI chat.\nFix: add reasoning_content: \"\".",
     example: r#"{
   "model": "deepseek-reasoner",
   "messages": [
@@ -586,9 +586,19 @@ pub(crate) fn thinking_turns_carry_reasoning_content(ctx: &Ctx, out: &mut Vec<Vi
         .nodes
         .iter()
         .any(|n| matches!(n.kind, NodeKind::Reasoning { .. }));
-    if !(thinking_model || any_reasoning) {
+    // `thinking: {"type": "disabled"}` turns thinking mode off: no reasoning came back.
+    if !(thinking_model || any_reasoning) || chain.facts.thinking_disabled {
         return;
     }
+    // DeepSeek V4 wants the reasoning of every assistant message back, not only of the
+    // ones that made tool calls (openclaw#73417: a plain reply without it, refused;
+    // kimi-cli#2141: the final answer after a tool result).
+    let v4 = ctx.profile.id == ProfileId::DeepSeek
+        && chain
+            .facts
+            .model
+            .is_some_and(|m| m.to_ascii_lowercase().contains("deepseek-v4"));
+    let last = chain.turns.len().saturating_sub(1);
     for (t, turn) in chain.turns.iter().enumerate() {
         if turn.role != Role::Assistant {
             continue;
@@ -600,21 +610,29 @@ pub(crate) fn thinking_turns_carry_reasoning_content(ctx: &Ctx, out: &mut Vec<Vi
         let reasoning = nodes
             .iter()
             .any(|n| matches!(n.kind, NodeKind::Reasoning { .. }));
-        if calls && !reasoning {
-            let path = turn.ptr.render();
-            let ix = ctx.turn_ix(t);
-            let provider = if ctx.profile.id == ProfileId::Moonshot {
-                format!("thinking is enabled but reasoning_content is missing in assistant tool call message at index {ix}")
-            } else {
-                format!("Missing `reasoning_content` field in the assistant message at message index {ix}. For more information, please refer to https://api-docs.deepseek.com/guides/thinking_mode#tool-calls")
-            };
-            out.push(
-                ctx.at_turn(Rule::MissingReasoningContent, t,
-                    format!("the assistant message {path} makes tool calls in thinking mode but lacks the `reasoning_content` the API returned with them"),
-                )
-                .provider(Some(provider))
-            );
+        // A final assistant prefix (`prefix: true`) is the answer being written.
+        let prefix = t == last && chain.facts.assistant_prefix;
+        if reasoning || prefix || !(calls || v4) {
+            continue;
         }
+        let path = turn.ptr.render();
+        let ix = ctx.turn_ix(t);
+        let provider = if ctx.profile.id == ProfileId::Moonshot {
+            format!("thinking is enabled but reasoning_content is missing in assistant tool call message at index {ix}")
+        } else if v4 {
+            "The `reasoning_content` in the thinking mode must be passed back to the API.".into()
+        } else {
+            format!("Missing `reasoning_content` field in the assistant message at message index {ix}. For more information, please refer to https://api-docs.deepseek.com/guides/thinking_mode#tool-calls")
+        };
+        let message = if calls {
+            format!("the assistant message {path} makes tool calls in thinking mode but lacks the `reasoning_content` the API returned with them")
+        } else {
+            format!("the assistant message {path} was written in DeepSeek V4's thinking mode but lacks the `reasoning_content` the API returned with it")
+        };
+        out.push(
+            ctx.at_turn(Rule::MissingReasoningContent, t, message)
+                .provider(Some(provider)),
+        );
     }
 }
 

@@ -34,6 +34,12 @@ pub(crate) fn map<'a, J: Json<'a>>(body: J, chain: &mut Chain<'a>, out: &mut Vec
         .and_then(|m| m.get("prefix"))
         .and_then(J::as_bool)
         .unwrap_or(false);
+    // DeepSeek's and Z.ai's switch for thinking mode (`missing-reasoning-content` reads it).
+    chain.facts.thinking_disabled = body
+        .get("thinking")
+        .and_then(|t| t.get("type"))
+        .and_then(J::str)
+        == Some("disabled");
 }
 
 /// The keys of a message the adapter reads, found in one pass over its entries (a hashed
