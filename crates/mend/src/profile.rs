@@ -90,6 +90,9 @@ pub struct Profile {
     pub name_only_on_user: bool,
     /// A message's `name` holds no white space and none of `<|\/>` (OpenAI, Azure).
     pub name_without_spaces: bool,
+    /// Chat: a system or assistant message's content is a string, not a list of parts
+    /// (Groq).
+    pub string_content_outside_user: bool,
     /// Every message needs at least one content element: `""` and `[]` are refused,
     /// an assistant's with tool calls too (xAI).
     pub content_required: bool,
@@ -131,6 +134,7 @@ const BASE: Profile = Profile {
     known_tool_call_keys: None,
     name_only_on_user: false,
     name_without_spaces: false,
+    string_content_outside_user: false,
     content_required: false,
     media_only_on_user: false,
 };
@@ -163,9 +167,10 @@ pub const PROFILES: &[Profile] = &[
     Profile {
         name: "groq",
         id: ProfileId::Groq,
-        about: "Groq: rejects message fields it does not know (e.g. reasoning_content, timestamp)",
+        about: "Groq: rejects message fields it does not know (e.g. reasoning_content, timestamp), and system or assistant content given as a list of parts",
         dialects: CHAT,
         known_message_keys: Some(CHAT_MESSAGE_KEYS),
+        string_content_outside_user: true,
         ..BASE
     },
     Profile {
@@ -357,7 +362,8 @@ impl Profile {
         let nothing_to_check = self.known_message_keys.is_none()
             && self.known_tool_call_keys.is_none()
             && !self.name_only_on_user
-            && !self.name_without_spaces;
+            && !self.name_without_spaces
+            && !self.string_content_outside_user;
         if dialect != Dialect::OpenAiChat || nothing_to_check {
             return;
         }
@@ -384,6 +390,26 @@ impl Profile {
                         );
                     }
                 }
+            }
+            // Groq's schema takes a system or assistant message's content as a string
+            // only (OpenHands#4643, powershai#39: a system prompt as a list of text
+            // parts; tidyverse/ellmer#162: an assistant's).
+            if self.string_content_outside_user
+                && matches!(role, "system" | "assistant")
+                && m.get("content").is_some_and(|c| c.is_array())
+            {
+                out.push(
+                    Violation::error(
+                        Rule::Malformed,
+                        Ptr::item("messages", i).render_with("content"),
+                        format!("messages[{i}] (role `{role}`) has its content as a list of parts; {} takes a string there", self.name),
+                    )
+                    .provider(Some(format!(
+                        "'messages.{i}' : for 'role:{role}' the following must be satisfied[('messages.{i}.content' : value must be a string)]"
+                    )))
+                    .at_turn(i)
+                    .with_defect(Defect::ContentNotString),
+                );
             }
             if self.name_only_on_user && role != "user" && m.has("name") {
                 out.push(

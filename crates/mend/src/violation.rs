@@ -137,6 +137,9 @@ pub(crate) enum Defect {
     UnknownField,
     /// OpenAI chat: a message's `name` with white space (or `<|\/>`) in it.
     MessageNameForm,
+    /// OpenAI chat (Groq): a system or assistant message's content given as a list of
+    /// parts where the provider takes a string.
+    ContentNotString,
     /// A call's name outside the characters (or the length) the provider takes.
     CallNameForm,
     /// Responses: an item's own `id` longer than the API takes.
