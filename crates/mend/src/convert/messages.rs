@@ -707,11 +707,11 @@ fn reshape(
                     .parts
                     .into_iter()
                     .partition(|p| matches!(p, Part::ToolResult(_)));
-                let had_results = !results.is_empty();
                 for r in results {
                     out.push((Message::new(Role::Tool, vec![r]), origin));
                 }
-                if had_results && spilled.peek().is_some_and(|(i, _)| *i == origin) {
+                // Only a message with tool results spilled media.
+                if spilled.peek().is_some_and(|(i, _)| *i == origin) {
                     if let Some((_, media)) = spilled.next() {
                         let (parts, _) = pending.get_or_insert_with(|| (Vec::new(), origin));
                         parts.extend(media);

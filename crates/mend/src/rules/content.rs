@@ -898,27 +898,30 @@ pub(crate) fn media_sits_in_user_messages(ctx: &Ctx, out: &mut Vec<Violation>) {
             "reported only: where it would go instead is the application's choice"
         };
         let name = ctx.profile.name;
-        let v = match part {
-            "file" if tool => Violation::error(
-                Rule::Malformed,
-                node.ptr.render(),
+        let (message, provider) = match part {
+            "file" if tool => (
                 format!("messages[{i}].content[{j}] is a `file` part in a tool message, whose content takes text; {name} takes files in user messages only ({then})"),
-            )
-            .provider(Some("Invalid value: 'file'. Supported values are: 'text', 'refusal', 'image_url', and 'input_audio'.".into())),
-            "image_url" if refuses_images => Violation::error(
-                Rule::Malformed,
-                node.ptr.render(),
+                Some("Invalid value: 'file'. Supported values are: 'text', 'refusal', 'image_url', and 'input_audio'.".to_string()),
+            ),
+            "image_url" if refuses_images => (
                 format!("messages[{i}].content[{j}] is an image in a message with role `{role}`; {model} takes images in user messages only ({then})"),
-            )
-            .provider(Some(format!("Invalid 'messages[{i}]'. Image URLs are only allowed for messages with role 'user', but this message with role '{role}' contains an image URL."))),
-            "image_url" if tool => Violation::error(
-                Rule::Malformed,
-                node.ptr.render(),
+                Some(format!("Invalid 'messages[{i}]'. Image URLs are only allowed for messages with role 'user', but this message with role '{role}' contains an image URL.")),
+            ),
+            // Taken, not read: a warning, which no fix acts on.
+            "image_url" if tool => (
                 format!("messages[{i}].content[{j}] is an image in a tool message: {name} takes it, but the model does not read a tool message's image (GPT-5 and GPT-5.2 answered as if it were not there); in a user message right after the tool results it is read"),
-            )
-            .severity(Severity::Warning),
+                None,
+            ),
             _ => continue,
         };
+        let severity = if provider.is_some() {
+            Severity::Error
+        } else {
+            Severity::Warning
+        };
+        let v = Violation::error(Rule::Malformed, node.ptr.render(), message)
+            .provider(provider)
+            .severity(severity);
         out.push(v.with_defect(Defect::MediaOffUser).at_node(n, t));
     }
 }
@@ -1647,7 +1650,6 @@ fn write_the_results_foreign_parts_as_blocks(fx: &mut Fixer, v: &Violation) {
     }
 }
 
-/// A chat message's `name` in the characters the provider takes.
 /// A system or assistant message's content given as one text part, where the provider
 /// takes a string (Groq), written as that text. Several parts, or a part that says more
 /// than its text (a `cache_control`), are reported only: how to join them is a guess.
@@ -1675,6 +1677,7 @@ fn write_the_text_part_as_the_content(fx: &mut Fixer, v: &Violation) {
     }
 }
 
+/// A chat message's `name` in the characters the provider takes.
 fn write_the_message_name_in_its_form(fx: &mut Fixer, v: &Violation) {
     // The name labels a participant; each refused character becomes `_`, as
     // the frameworks that met the error now write agent names.
@@ -1786,9 +1789,9 @@ fn trim_the_prefill(fx: &mut Fixer, v: &Violation) {
     }
 }
 
-/// `malformed`'s fix for media in tool messages (OpenAI): the refused media parts (files,
-/// and images for the models that refuse them) of a run of tool messages, in their order, go into one user message written right after the
-/// run's last tool message, where the provider takes them and the results still answer
+/// `malformed`'s fix for media in tool messages (OpenAI): the parts the rule found refused
+/// (files, and images for the models that refuse them) in a run of tool messages go, in
+/// their order, into one user message written right after the run's last tool message, where the provider takes them and the results still answer
 /// their calls first. A tool message left with no part gets the empty text content
 /// OpenAI takes. The first finding of the run moves them all. Nothing moves while
 /// another finding of the run is being fixed (a missing result placed after the run
@@ -1813,56 +1816,59 @@ fn move_the_results_media_after_them(fx: &mut Fixer, v: &Violation) {
             && w.severity == Severity::Error
             && w.loc.turn.is_some_and(|u| u + 1 >= first && u <= last)
     });
-    // The parts the rule found refused (a newer model's image is only a warning).
-    let images = refuses_images_off_user(chain.facts.model.unwrap_or_default());
-    let media: Vec<usize> = chain
-        .facts
-        .media_off_user
-        .iter()
-        .filter(|&&(m, part)| {
-            (first..=last).contains(&chain.nodes[m].turn())
-                && (part == "file" || (part == "image_url" && images))
-        })
-        .map(|&(m, _)| m)
-        .collect();
+    // The parts the rule found refused in the run (a newer model's image is a warning,
+    // and no fix runs for a warning), in body order.
+    let mut media: Vec<usize> =
+        fx.a.violations
+            .iter()
+            .filter(|w| w.defect == Some(Defect::MediaOffUser) && w.severity == Severity::Error)
+            .filter_map(|w| w.loc.node)
+            .filter(|&m| (first..=last).contains(&chain.nodes[m].turn()))
+            .collect();
+    media.sort_unstable();
     if busy || media.iter().any(|m| fx.touched.contains(m)) {
         return;
     }
     let Some(after) = fx.item_of_turn(last) else {
         return;
     };
-    let mut moved = Vec::with_capacity(media.len());
-    for &m in &media {
-        let (Some(part), u) = (fx.value_of(m), chain.nodes[m].turn()) else {
-            return;
-        };
-        moved.push((m, u, part.clone()));
-    }
-    for &(m, u, _) in &moved {
-        fx.claim(m);
-        let turn = &chain.turns[u];
+    let Some(moved) = media
+        .iter()
+        .map(|&m| fx.value_of(m).cloned())
+        .collect::<Option<Vec<Value>>>()
+    else {
+        return;
+    };
+    for u in first..=last {
+        let of_turn: Vec<usize> = media
+            .iter()
+            .copied()
+            .filter(|&m| chain.nodes[m].turn() == u)
+            .collect();
+        let ptr = chain.turns[u].ptr;
         let parts = fx
-            .value_at(turn.ptr)
+            .value_at(ptr)
             .and_then(|msg| msg.get("content"))
             .and_then(Value::as_array)
             .map_or(0, Vec::len);
-        let gone = moved.iter().filter(|&&(_, w, _)| w == u).count();
-        if parts == gone {
-            // Every part moves: once for the message, by its first part.
-            if moved.iter().find(|&&(_, w, _)| w == u).map(|&(k, _, _)| k) == Some(m) {
-                fx.set_field(turn.ptr, "content", Some(json!("")));
-            }
+        if !of_turn.is_empty() && of_turn.len() == parts {
+            // Every part moves: the result keeps the empty text OpenAI takes.
+            fx.set_field(ptr, "content", Some(json!("")));
         } else {
-            fx.drop_node(m);
+            for &m in &of_turn {
+                fx.drop_node(m);
+            }
+        }
+        for m in of_turn {
+            fx.claim(m);
         }
     }
-    let parts: Vec<Value> = moved.into_iter().map(|(_, _, p)| p).collect();
-    let count = parts.len();
+    let count = moved.len();
     fx.plan
         .insert_after
         .entry(after)
         .or_default()
-        .push(json!({"role": "user", "content": parts}));
+        .push(json!({"role": "user", "content": moved}));
     let detail = format!(
         "moved the tool results' {} into a user message right after them (messages[{after}] is the last result): the provider takes images and files in user messages only",
         if count == 1 { "media part".to_string() } else { format!("{count} media parts") }
