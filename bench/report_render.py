@@ -179,8 +179,23 @@ for target in ("anthropic", "gemini", "openai_responses", "bedrock_converse"):
         fm = (compare("floor: LiteLLM transform vs the same + a bare mapping in Rust -> " + target,
                       ll_t, mapped, mine_task, mine_task)
               if mapped and len(mapped) == len(mine) and maps_valid else None)
+        # A damaged source mapped as it is gives a body the target refuses: with the source
+        # repaired first (mend's repair, its check included, in place of the source's
+        # check), and the bare mapping of the repaired body, where each mapped a valid body.
+        fixed = {k: f["repair_source"] + f["map_repaired"] + f["check_target"] + f["serialize"]
+                 for k, f in floor_of.items() if k[1] == mine_task and "map_repaired" in f}
+        fixed_valid = all(floor_of[k]["map_repaired_valid"] for k in fixed)
+        whole = fixed and len(fixed) == len(mine) and fixed_valid
+        ff = (compare("floor: LiteLLM transform vs mend's repair of the source + a bare mapping "
+                      "of it in Rust + the output's check and serialization -> " + target,
+                      ll_t, fixed, mine_task, mine_task) if whole else None)
+        # The same without the repair's check of what it wrote (the output's check is the
+        # conversion's): a repaired source's second check taken out.
+        once = {k: v - floor_of[k].get("check_repaired", 0) for k, v in fixed.items()}
+        fo = (compare("floor: LiteLLM transform vs the same, the repaired source checked "
+                      "once -> " + target, ll_t, once, mine_task, mine_task) if whole else None)
         if r and fl:
-            convert_floor[target] = (fl, r, fm)
+            convert_floor[target] = (fl, r, fm, ff, fo)
         r = compare("AI SDK generateText-to-fetch vs mend convert -> " + target, ai_t, mend_t, mine_task, mine_task)
         if r:
             headline.append(("convert -> %s vs AI SDK" % target, r[4], "AI SDK time / mend time"))
@@ -278,6 +293,10 @@ for label, ratio, _ in headline:
         if floors and floors[2]:
             detail += ("; with a bare mapping in Rust as well (messages moved into items, "
                        "nothing checked or reported) = %.2f (%.1f µs)" % (floors[2][4], floors[2][3]))
+        if floors and floors[3] and floors[4]:
+            detail += ("; with the source repaired first (mapped as it is, a damaged source is "
+                       "refused) = %.2f (%.1f µs), %.2f without the repair's check of what it "
+                       "wrote (%.1f µs)" % (floors[3][4], floors[3][3], floors[4][4], floors[4][3]))
         TARGETS.append({"target": 3, "label": label + " (median of per-sample ratios)", "ratio": ratio,
                         "budget": ">= 10" if peer == "AI SDK" else ">= 5", "detail": detail})
 

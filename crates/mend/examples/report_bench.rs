@@ -28,8 +28,8 @@
 //! Each timing is the median of `--reps` runs (default 15). `--only repair` (or
 //! `convert`) runs one kind of task; `--loop value|bytes|check` runs only repair from the
 //! `Value`, repair from bytes, or check (`convert-<target>`: the conversion to
-//! `target`), `--reps` times over the corpus with no timing
-//! and no output, for a profiler. One JSON line per sample and task:
+//! `target`; `floor-<target>`: what that conversion's floor times), `--reps` times over
+//! the corpus with no timing and no output, for a profiler. One JSON line per sample and task:
 //! `{"id", "task", "ns", "ns_bytes"?, "floor"?, "ok", "error"?, "body"?, "check_valid"?}`;
 //! `floor` (repair tasks) is what any repair of the sample costs at the least, in ns:
 //! `check` of the bytes, `check_value` of the body, `serialize` of the body; for a
@@ -37,7 +37,11 @@
 //! chat body), `check_target` (`check_value` of the output for its dialect) and
 //! `serialize` (`serde_json::to_vec` of the output), and for Responses `map`, the bare
 //! mapping of the chat body onto Responses items with nothing else done, and
-//! `map_valid`, whether its output passes the Responses check;
+//! `map_valid`, whether its output passes the Responses check; also for Responses,
+//! `repair_source` (mend's repair of the chat body, its check included),
+//! `repair_edits`, `check_repaired` (`check_value` of the repaired body, when repair
+//! edited it), `map_repaired` (the bare mapping of the repaired body) and
+//! `map_repaired_valid`;
 //! `check_valid` is `mend::check_value`'s verdict on the input (repair tasks), for the
 //! agreement table.
 
@@ -209,20 +213,59 @@ fn convert_floor(reps: usize, source: &Value, output: &Value, to: Dialect) -> Va
         // is mapped with its damage.
         let mapped = bare_chat_to_responses(source.clone());
         floor["map_valid"] = json!(mend::check_value(&mapped, &target).is_ok_and(|r| r.valid()));
-        let mut times: Vec<u128> = (0..reps)
-            .map(|_| {
-                let copy = source.clone();
-                let t = Instant::now();
-                let out = std::hint::black_box(bare_chat_to_responses(copy));
-                let ns = t.elapsed().as_nanos();
-                // Dropped outside the timer, as a conversion's output is.
-                drop(out);
-                ns
-            })
-            .collect();
-        floor["map"] = json!(median(&mut times) as u64);
+        floor["map"] = json!(timed_drop(reps, || source.clone(), bare_chat_to_responses));
+        // A damaged source mapped as it is gives a body the target refuses: a conversion
+        // whose output is accepted repairs it first. `repair_source` is mend's repair of
+        // the chat body (its check included: a valid body is handed back after it), and
+        // `map_repaired` the bare mapping of what it gives.
+        let opts = RepairOptions {
+            check: chat.clone(),
+            ..Default::default()
+        };
+        let Ok(repaired) = repair_owned(source.clone(), &opts) else {
+            return floor;
+        };
+        let edits = repaired.edits.len();
+        let repaired = repaired.body;
+        let mapped = bare_chat_to_responses(repaired.clone());
+        floor["repair_edits"] = json!(edits);
+        if edits > 0 {
+            // A repair checks what it wrote (its second check), which the output's check
+            // repeats in a conversion: timed alone, for a floor without it.
+            floor["check_repaired"] = json!(ns(&|| {
+                std::hint::black_box(mend::check_value(&repaired, &chat).is_ok());
+            }));
+        }
+        floor["map_repaired_valid"] =
+            json!(mend::check_value(&mapped, &target).is_ok_and(|r| r.valid()));
+        floor["repair_source"] = json!(timed_drop(
+            reps,
+            || source.clone(),
+            |copy| { repair_owned(copy, &opts).map(|r| r.body).ok() }
+        ));
+        floor["map_repaired"] = json!(timed_drop(
+            reps,
+            || repaired.clone(),
+            bare_chat_to_responses
+        ));
     }
     floor
+}
+
+/// The median ns of `f` on an argument `setup` makes outside the timer, its output
+/// dropped outside it, as a conversion's is.
+fn timed_drop<S, T>(reps: usize, setup: impl Fn() -> S, f: impl Fn(S) -> T) -> u64 {
+    let mut times: Vec<u128> = (0..reps)
+        .map(|_| {
+            let arg = setup();
+            let t = Instant::now();
+            let out = std::hint::black_box(f(arg));
+            let ns = t.elapsed().as_nanos();
+            drop(out);
+            ns
+        })
+        .collect();
+    median(&mut times) as u64
 }
 
 /// A chat body mapped onto the Responses API as a converter that only maps would do it
@@ -428,6 +471,36 @@ fn convert_rows(s: &Value, reps: usize, out: &mut impl Write) -> Res<()> {
     Ok(())
 }
 
+/// One conversion as `--loop convert-<target>` runs it: a function of its own, so that a
+/// profiler can collect it alone (`--toggle-collect=report_bench::convert_once`).
+#[inline(never)]
+fn convert_once(body: Value, to: Dialect) -> Res<()> {
+    let out = run_convert(body, to)?;
+    std::hint::black_box(serde_json::to_vec(&out)?);
+    Ok(())
+}
+
+/// What one conversion's floor times (`convert_floor`), for a profiler as
+/// [`convert_once`]: `copy` is `source`'s copy, made by the caller.
+#[inline(never)]
+fn floor_once(source: &Value, copy: Value, output: &Value, to: Dialect) {
+    let chat = CheckOptions {
+        dialect: Some(Dialect::OpenAiChat),
+        ..Default::default()
+    };
+    let target = CheckOptions {
+        dialect: Some(to),
+        model: Some(target_model(to).into()),
+        ..Default::default()
+    };
+    std::hint::black_box(mend::check_value(source, &chat).is_ok());
+    std::hint::black_box(mend::check_value(output, &target).is_ok());
+    std::hint::black_box(serde_json::to_vec(output).map(|b| b.len()).ok());
+    if to == Dialect::OpenAiResponses {
+        std::hint::black_box(bare_chat_to_responses(copy));
+    }
+}
+
 /// `--loop value|bytes`: every repair of the corpus `reps` times, untimed and with no
 /// output, for a profiler (`valgrind --tool=callgrind`): only the call under study runs
 /// in the loop (the inputs are made before it).
@@ -444,8 +517,29 @@ fn profile_loop(corpus: &[Value], how: &str, reps: usize) -> Res<()> {
             .collect();
         for _ in 0..reps {
             for body in &chats {
-                let out = run_convert((*body).clone(), to)?;
-                std::hint::black_box(serde_json::to_vec(&out)?);
+                convert_once((*body).clone(), to)?;
+            }
+        }
+        return Ok(());
+    }
+    if let Some(target) = how.strip_prefix("floor-") {
+        // What the floor of the conversion to `target` times, on the same bodies: the
+        // two checks and the serialization (and, for Responses, the bare mapping).
+        let to = TARGETS
+            .into_iter()
+            .find(|d| d.name() == target)
+            .ok_or_else(|| format!("--loop floor-<target>: no target '{target}'"))?;
+        let mut pairs = Vec::new();
+        for s in corpus {
+            if let Some(body) = s["bodies"].get("openai_chat") {
+                if let Ok(out) = run_convert(body.clone(), to) {
+                    pairs.push((body, out));
+                }
+            }
+        }
+        for _ in 0..reps {
+            for (body, out) in &pairs {
+                floor_once(body, (*body).clone(), out, to);
             }
         }
         return Ok(());
@@ -502,7 +596,7 @@ fn main() -> Res<()> {
             "--loop" => {
                 profile = Some(
                     it.next()
-                        .ok_or("--loop value|bytes|check|convert-<target>")?,
+                        .ok_or("--loop value|bytes|check|convert-<target>|floor-<target>")?,
                 )
             }
             _ if input.is_none() && !a.starts_with('-') => input = Some(a),
