@@ -490,6 +490,10 @@ pub struct Facts<'a> {
     /// messages other than user messages, which OpenAI refuses there: each part's node
     /// and type.
     pub media_off_user: Vec<(usize, &'a str)>,
+    /// Gemini: the `functionResponse` parts whose own `parts` (media nested in the
+    /// response, Gemini 3's multimodal function responses) is a non-empty list: each
+    /// part's node and its key (`functionResponse` or `function_response`).
+    pub response_parts: Vec<(usize, &'a str)>,
     /// Responses: the `item_reference` items (where, and the id they name).
     pub item_references: Vec<(Ptr, Option<&'a str>)>,
     /// Responses: the items whose own `id` is over 64 characters (the turn their item

@@ -127,6 +127,8 @@ pub(crate) enum Defect {
     /// message's media into a user message right after the tool results; an assistant's
     /// or a system message's is reported only.
     MediaOffUser,
+    /// Gemini: a `functionResponse` carries media in `parts` for a model before Gemini 3.
+    ResponsePartsUnsupported,
     /// OpenAI chat: a tool call without its required `type` (its `function` says which).
     CallTypeMissing,
     /// OpenAI chat: a tool call's `function` without its required `arguments`. Reported

@@ -397,6 +397,7 @@ pub(crate) fn run(ctx: &Ctx, out: &mut Vec<Violation>) -> Vec<(usize, usize)> {
         Dialect::Gemini => {
             roles::function_calls_follow_user_or_response(ctx, out);
             thinking::current_turn_calls_are_signed(ctx, out);
+            content::response_parts_fit_the_model(ctx, out);
         }
         Dialect::OpenAiChat => {
             reasoning::thinking_turns_carry_reasoning_content(ctx, out);

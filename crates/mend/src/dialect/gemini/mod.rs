@@ -226,6 +226,12 @@ fn map_part<'a, J: Json<'a>>(
         }
         struct_response(i, j, p, fr, pptr, chain, out);
         unknown_fields(i, j, key, fr, RESPONSE_FIELDS, chain, out);
+        if fr
+            .get("parts")
+            .is_some_and(|ps| ps.is_array() && ps.len() > 0)
+        {
+            response_parts(chain, key);
+        }
         let id = member_id(fr, key, "id", pptr, out);
         let name = fr.get("name").and_then(J::str);
         id.result(name, CallKind::Client, chain.wire("functionResponse"))
@@ -271,6 +277,13 @@ fn map_part<'a, J: Json<'a>>(
         NodeKind::Empty
     };
     chain.push(kind, pptr);
+}
+
+/// The part being read (the next node) nests media in its function response: a fact for
+/// `malformed`, which knows the model. Rare, so kept out of the reader's way.
+#[cold]
+fn response_parts<'a>(chain: &mut Chain<'a>, key: &'a str) {
+    chain.facts.response_parts.push((chain.nodes.len(), key));
 }
 
 /// `functionCall.args` is a protobuf Struct: a client that kept the arguments as text
