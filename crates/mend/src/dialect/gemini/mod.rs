@@ -225,11 +225,8 @@ fn map_part<'a, J: Json<'a>>(
             return;
         }
         struct_response(i, j, p, fr, pptr, chain, out);
-        unknown_fields(i, j, key, fr, RESPONSE_FIELDS, chain, out);
-        if fr
-            .get("parts")
-            .is_some_and(|ps| ps.is_array() && ps.len() > 0)
-        {
+        let parts = unknown_fields(i, j, key, fr, RESPONSE_FIELDS, chain, out);
+        if parts.is_some_and(|ps| ps.is_array() && ps.len() > 0) {
             response_parts(chain, key);
         }
         let id = member_id(fr, key, "id", pptr, out);
@@ -340,7 +337,8 @@ const RESPONSE_FIELDS: &[&str] = &[
 /// ("Invalid JSON payload received. Unknown name \"content\" at
 /// 'contents[1].parts[0].function_response': Cannot find field.", hexstrike-ai#70: a tool
 /// result written as chat's `content`). Reported only (what the field meant is not
-/// known); the part is read, so the other rules still run.
+/// known); the part is read, so the other rules still run. The walk also hands back the
+/// `parts` member (a response's nested media), so that no other walk looks for it.
 fn unknown_fields<'a, J: Json<'a>>(
     i: usize,
     j: usize,
@@ -349,13 +347,17 @@ fn unknown_fields<'a, J: Json<'a>>(
     known: &[&str],
     chain: &Chain<'a>,
     out: &mut Vec<Violation>,
-) {
+) -> Option<J> {
     // The error names the field as the proto does, in snake case.
     let proto = match key {
         "functionCall" | "function_call" => "function_call",
         _ => "function_response",
     };
-    for (k, _) in v.members() {
+    let mut parts = None;
+    for (k, m) in v.members() {
+        if k == "parts" {
+            parts = Some(m);
+        }
         if known.contains(&k) {
             continue;
         }
@@ -372,6 +374,7 @@ fn unknown_fields<'a, J: Json<'a>>(
             .with_defect(Defect::UnknownField),
         );
     }
+    parts
 }
 
 /// `functionResponse.response` is a protobuf Struct too: a tool's text or list handed
