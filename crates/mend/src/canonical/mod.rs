@@ -364,12 +364,33 @@ pub struct ToolResult {
     /// The tool failed (Anthropic `is_error: true`).
     #[serde(default, skip_serializing_if = "is_false")]
     pub is_error: bool,
+    /// Images and files that come with a JSON `content` (Gemini 3's multimodal function
+    /// responses: `functionResponse.parts`). Only Gemini's writer has a place for them
+    /// beside the JSON; the others refuse a result that has any, and a conversion moves
+    /// them into the content where the target holds media there.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub media: Vec<Part>,
     /// Wire form.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub form: Option<Form>,
     /// Wire fields not modeled.
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub extra: Extra,
+}
+
+impl ToolResult {
+    /// A writer with no place for [`ToolResult::media`] refuses a result that has any
+    /// (message `i`, part `j`), rather than leave it out.
+    pub(crate) fn no_media(&self, i: usize, j: usize, to: &str) -> Result<(), WriteError> {
+        if self.media.is_empty() {
+            return Ok(());
+        }
+        Err(WriteError::new(
+            i,
+            Some(j),
+            format!("a tool result with media beside its JSON (Gemini's `functionResponse.parts`), which {to} has no place for"),
+        ))
+    }
 }
 
 fn is_false(b: &bool) -> bool {

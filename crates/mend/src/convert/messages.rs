@@ -50,6 +50,11 @@ struct Carrier<'a> {
     /// Chat: the images and files of tool results, by the message they came from, for a
     /// user message right after the tool messages (chat tool content is text).
     spilled: Vec<(usize, Vec<Part>)>,
+    /// The target model, when known.
+    model: Option<&'a str>,
+    /// Gemini: the target model is Gemini 3 or later, which takes a tool's images and
+    /// files beside its JSON response (`functionResponse.parts`).
+    media_in_responses: bool,
 }
 
 impl Carrier<'_> {
@@ -201,12 +206,31 @@ impl Carrier<'_> {
             self.lost("is-error", self.ptr(at), detail);
         }
         self.extras(at, &r.extra);
-        let content = r.content.map(|c| self.tool_content((i, j), c));
+        // Gemini 3's media beside a JSON response: into the content, where the target
+        // holds media (or says it lost them).
+        let content = match (r.content, r.media.is_empty()) {
+            (content, true) => content,
+            (content, false) => {
+                let mut parts = match content {
+                    None => Vec::new(),
+                    Some(ToolContent::Text(t)) => vec![Part::text(t)],
+                    Some(ToolContent::Json(v)) => vec![Part::text(v.to_string())],
+                    Some(ToolContent::Parts(p)) => p,
+                };
+                parts.extend(r.media);
+                Some(ToolContent::Parts(parts))
+            }
+        };
+        let (content, media) = match content.map(|c| self.tool_content((i, j), c)) {
+            Some((c, media)) => (Some(c), media),
+            None => (None, Vec::new()),
+        };
         Some(ToolResult {
             call_id: r.call_id,
             name: r.name,
             content,
             is_error: r.is_error && has_error_flag,
+            media,
             ..ToolResult::default()
         })
     }
@@ -405,11 +429,15 @@ impl Carrier<'_> {
         }
     }
 
-    fn tool_content(&mut self, (i, j): (usize, usize), c: ToolContent) -> ToolContent {
+    /// A tool result's content as the target holds it, and, for Gemini 3, the images
+    /// and files that go beside it (`functionResponse.parts`).
+    fn tool_content(&mut self, (i, j): (usize, usize), c: ToolContent) -> (ToolContent, Vec<Part>) {
         let parts = match c {
             ToolContent::Parts(parts) => parts,
-            other => return other,
+            other => return (other, Vec::new()),
         };
+        let beside = self.media_in_responses;
+        let mut media = Vec::new();
         let text_only = matches!(self.to, Dialect::OpenAiChat | Dialect::Gemini);
         // Chat takes a tool's images and files in a user message after the results, but
         // not where Mistral's role order refuses a user message right after a tool's.
@@ -435,6 +463,12 @@ impl Carrier<'_> {
                     self.extras(sub, &t.extra);
                     kept.push(Part::text(t.text));
                 }
+                Part::Image(m) if beside => {
+                    media.extend(self.media(sub, m, MediaKind::Image).map(Part::Image));
+                }
+                Part::File(m) if beside => {
+                    media.extend(self.media(sub, m, MediaKind::File).map(Part::File));
+                }
                 Part::Image(m) if !text_only => {
                     kept.extend(self.media(sub, m, MediaKind::Image).map(Part::Image));
                 }
@@ -451,11 +485,24 @@ impl Carrier<'_> {
                     }
                 }
                 other => {
-                    let detail = format!(
-                        "a {} part in a tool result: {} tool results hold text only",
-                        other.kind(),
-                        self.to
-                    );
+                    let what = match &other {
+                        Part::Image(_) => "an image",
+                        Part::File(_) => "a file",
+                        p => p.kind(),
+                    };
+                    let detail = match (self.to, &other) {
+                        (Dialect::Gemini, Part::Image(_) | Part::File(_)) => format!(
+                            "{what} in a tool result: Gemini takes a tool's images and files (in `functionResponse.parts`) from Gemini 3 on, and {}",
+                            match self.model {
+                                Some(m) => format!("{m} is an earlier model"),
+                                None => "no target model was given".to_string(),
+                            }
+                        ),
+                        _ => format!(
+                            "{what} in a tool result: {} tool results hold text only",
+                            self.to
+                        ),
+                    };
                     self.lost("media", self.ptr(sub), detail);
                 }
             }
@@ -469,13 +516,13 @@ impl Carrier<'_> {
                 })
                 .collect::<Vec<_>>()
                 .join("\n");
-            return ToolContent::Text(text);
+            return (ToolContent::Text(text), media);
         }
         if spilled && kept.is_empty() {
             // All of it went to the user message: the result says no more than that.
-            return ToolContent::Text(String::new());
+            return (ToolContent::Text(String::new()), media);
         }
-        ToolContent::Parts(kept)
+        (ToolContent::Parts(kept), media)
     }
 }
 
@@ -484,7 +531,7 @@ pub(crate) fn carry(
     source: &Value,
     conv: &mut Conversation,
     paths: &SourcePaths,
-    to: Dialect,
+    (to, model): (Dialect, Option<&str>),
     profile: &'static Profile,
     notes: &mut Vec<Note>,
 ) -> Shaped {
@@ -500,6 +547,11 @@ pub(crate) fn carry(
         paths,
         notes,
         spilled: Vec::new(),
+        model,
+        media_in_responses: to == Dialect::Gemini
+            && model
+                .and_then(crate::dialect::gemini::generation)
+                .is_some_and(|g| g >= 3),
     };
     let mut carried = Vec::with_capacity(messages.len());
     for (i, m) in messages.into_iter().enumerate() {

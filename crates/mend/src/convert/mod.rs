@@ -24,7 +24,10 @@
 //! 3. Turns are reshaped for the target: tool results become `tool` messages (OpenAI
 //!    chat), `function_call_output` items (Responses), `tool_result` blocks at the start
 //!    of a user message (Anthropic), `toolResult` blocks likewise (Converse) or
-//!    `functionResponse` parts of a user turn with the call's name (Gemini); consecutive
+//!    `functionResponse` parts of a user turn with the call's name (Gemini: a tool's
+//!    images and files go beside the response, in `functionResponse.parts`, when the
+//!    target model is Gemini 3 or later, and are reported lost otherwise; from Gemini,
+//!    they join the result's content where the target holds media); consecutive
 //!    turns of one role are merged where the target wants alternation; instructions go
 //!    where the target keeps them. Call ids Converse would refuse (other than
 //!    `[a-zA-Z0-9_-]`, 1 to 64 characters) are rewritten, alike in calls and results, and
@@ -506,7 +509,7 @@ fn carry_and_write(
         }
         None => &Value::Null,
     };
-    let shaped = messages::carry(source, &mut conv, &paths, to, profile, notes);
+    let shaped = messages::carry(source, &mut conv, &paths, (to, model), profile, notes);
     let request = match &body {
         Some(b) => {
             settings::convert_settings(conv.request_in(b), from, to, opts, model, profile, notes)

@@ -938,7 +938,8 @@ pub(crate) fn media_sits_in_user_messages(ctx: &Ctx, out: &mut Vec<Violation>) {
 /// where else an earlier model would read it is the application's choice.
 pub(crate) fn response_parts_fit_the_model(ctx: &Ctx, out: &mut Vec<Violation>) {
     let chain = ctx.chain;
-    let Some(model) = chain.facts.model.filter(|m| before_gemini_3(m)) else {
+    let before_3 = |m: &&str| crate::dialect::gemini::generation(m).is_some_and(|g| g < 3);
+    let Some(model) = chain.facts.model.filter(before_3) else {
         return;
     };
     for &(n, key) in &chain.facts.response_parts {
@@ -957,14 +958,6 @@ pub(crate) fn response_parts_fit_the_model(ctx: &Ctx, out: &mut Vec<Violation>) 
                 .at_node(n, t),
         );
     }
-}
-
-/// A Gemini model id of the generations before 3 (1.0, 1.5, 2.0, 2.5), with or without a
-/// path (`models/`, `publishers/google/models/`) or a router's prefix.
-fn before_gemini_3(model: &str) -> bool {
-    let id = model.rsplit('/').next().unwrap_or(model);
-    id.strip_prefix("gemini-")
-        .is_some_and(|v| v.starts_with('1') || v.starts_with('2') || v.starts_with("pro"))
 }
 
 /// The models recorded refusing an image outside a user message: the GPT-4o, GPT-4 and

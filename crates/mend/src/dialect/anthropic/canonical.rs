@@ -344,6 +344,7 @@ pub(crate) fn write_block(i: usize, j: usize, p: &Part, w: Writer) -> Result<Val
             &c.extra
         }
         Part::ToolResult(r) => {
+            r.no_media(i, j, "Anthropic")?;
             let Some(id) = &r.call_id else {
                 return Err(WriteError::new(
                     i,

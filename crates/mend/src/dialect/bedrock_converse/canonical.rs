@@ -409,6 +409,7 @@ pub(crate) fn write_block(i: usize, j: usize, p: &Part, w: Writer) -> Result<Val
             ("toolUse", o)
         }
         Part::ToolResult(r) => {
+            r.no_media(i, j, "Converse")?;
             let Some(id) = &r.call_id else {
                 return Err(WriteError::new(
                     i,

@@ -5,8 +5,9 @@
 //! `function` role kept by name) and each part one part: `text` (with its
 //! `thoughtSignature`), `thought: true` text as reasoning, `functionCall` (the `args`
 //! object as compact JSON arguments; none when absent), `functionResponse` (its
-//! `response` as JSON content), `inlineData` / `fileData` as an image or a file by media
-//! type. Other parts are opaque. For calls and results, `extra` holds the unmodeled
+//! `response` as JSON content, and the images and files of Gemini 3's `parts` beside it
+//! as the result's media, when every entry is one), `inlineData` / `fileData` as an
+//! image or a file by media type. Other parts are opaque. For calls and results, `extra` holds the unmodeled
 //! fields of the `functionCall` / `functionResponse` object; a part with other fields
 //! beside them is opaque.
 //!
@@ -229,6 +230,19 @@ pub(crate) fn read_part(v: &Value) -> Part {
                 ("id", Value::String(s)) => tr.call_id = Some(s.clone()),
                 ("name", Value::String(s)) => tr.name = Some(s.clone()),
                 ("response", v) => tr.content = Some(ToolContent::Json(v.clone())),
+                // Gemini 3's multimodal function response: modeled when every entry
+                // reads as an image or a file, else kept as it is.
+                ("parts", Value::Array(ps)) if !ps.is_empty() => {
+                    let media: Vec<Part> = ps.iter().map(read_part).collect();
+                    if media
+                        .iter()
+                        .all(|p| matches!(p, Part::Image(_) | Part::File(_)))
+                    {
+                        tr.media = media;
+                    } else {
+                        tr.extra.insert(key.clone(), v.clone());
+                    }
+                }
                 _ => {
                     tr.extra.insert(key.clone(), v.clone());
                 }
@@ -452,6 +466,21 @@ fn write_part(i: usize, j: usize, p: &Part, w: Writer) -> Result<Value, WriteErr
                     ))
                 }
                 None => {}
+            }
+            if !r.media.is_empty() {
+                let parts = r
+                    .media
+                    .iter()
+                    .map(|p| match p {
+                        Part::Image(_) | Part::File(_) => write_part(i, j, p, w),
+                        _ => Err(WriteError::new(
+                            i,
+                            Some(j),
+                            "a part other than an image or a file in a function response's `parts`",
+                        )),
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                fr.insert("parts".into(), Value::Array(parts));
             }
             w.extend(&mut fr, &r.extra);
             o.insert(

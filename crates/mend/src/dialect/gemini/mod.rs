@@ -412,6 +412,19 @@ fn struct_response<'a, J: Json<'a>>(
     }
 }
 
+/// The generation of a Gemini model id (`gemini-2.5-flash` is 2, `gemini-3-pro-preview`
+/// 3, `gemini-pro` 1), with or without a path (`models/`, `publishers/google/models/`)
+/// or a router's prefix; none for an id that does not say (`gemini-flash-latest`).
+pub(crate) fn generation(model: &str) -> Option<u32> {
+    let id = model.rsplit('/').next().unwrap_or(model);
+    let v = id.strip_prefix("gemini-")?;
+    if v.starts_with("pro") {
+        return Some(1);
+    }
+    let digits = v.bytes().take_while(u8::is_ascii_digit).count();
+    v[..digits].parse().ok()
+}
+
 /// A `functionResponse` part answering a call (by id when it has one), as an error.
 pub(crate) fn synthesized_result(id: Option<&str>, name: &str, text: &str, snake: bool) -> Value {
     let mut fr = serde_json::Map::new();
@@ -444,4 +457,29 @@ pub(crate) fn result_as_text(part: &Value) -> Value {
 
 fn get_any<'a>(v: &'a Value, camel: &str, snake: &str) -> Option<&'a Value> {
     v.get(camel).or_else(|| v.get(snake))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::generation;
+
+    #[test]
+    fn a_model_id_tells_its_generation_or_nothing() {
+        for (id, g) in [
+            ("gemini-2.5-flash", Some(2)),
+            ("gemini-2.0-flash-001", Some(2)),
+            ("publishers/google/models/gemini-1.5-pro-002", Some(1)),
+            ("models/gemini-3-pro-preview", Some(3)),
+            ("gemini-3.1-flash-lite", Some(3)),
+            ("openrouter/google/gemini-10-ultra", Some(10)),
+            ("gemini-pro", Some(1)),
+            ("gemini-pro-vision", Some(1)),
+            ("gemini-flash-latest", None),
+            ("gemini-exp-1206", None),
+            ("gemma-3-27b-it", None),
+            ("claude-sonnet-4-5", None),
+        ] {
+            assert_eq!(generation(id), g, "{id}");
+        }
+    }
 }

@@ -559,6 +559,7 @@ fn write_message(i: usize, m: &Message, w: Writer) -> Result<Value, WriteError> 
                 None => details.push(write_detail(r, w)),
             },
             Part::ToolResult(r) => {
+                r.no_media(i, j, "OpenAI chat")?;
                 if result.replace(r).is_some() {
                     return Err(WriteError::new(
                         i,

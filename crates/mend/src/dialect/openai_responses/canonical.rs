@@ -410,6 +410,7 @@ fn write_item_part(i: usize, j: usize, p: &Part, w: Writer) -> Result<Value, Wri
             w.extend(&mut o, &c.extra);
         }
         Part::ToolResult(r) => {
+            r.no_media(i, j, "the Responses API")?;
             o.insert("type".into(), "function_call_output".into());
             let Some(call_id) = &r.call_id else {
                 return Err(WriteError::new(
