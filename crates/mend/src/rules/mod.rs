@@ -407,6 +407,7 @@ pub(crate) fn run(ctx: &Ctx, out: &mut Vec<Violation>) -> Vec<(usize, usize)> {
             content::tool_history_has_tools(ctx, out);
             content::document_names_fit(ctx, out);
             content::s3_media_fits_the_model(ctx, out);
+            content::prefill_has_no_trailing_whitespace(ctx, out);
             content::cache_points_have_a_prefix(ctx, out);
             thinking::thinking_comes_first(ctx, out);
             thinking::thinking_is_unmodified(ctx, out);

@@ -77,9 +77,31 @@ pub(crate) fn map<'a, J: Json<'a>>(body: J, chain: &mut Chain<'a>, out: &mut Vec
     let Some(msgs) = super::history_array(body, ROOT, "messages", chain, out) else {
         return;
     };
+    let mut last = None;
     for (i, m) in msgs.items().enumerate() {
         map_message(i, m, chain, out);
+        last = Some((i, m));
     }
+    chain.facts.final_trailing_whitespace = last.and_then(final_trailing_whitespace);
+}
+
+/// Where the final assistant message's last text block ends with white space, if it
+/// does (a `cachePoint` after it does not count: it marks, it says nothing). Claude
+/// refuses that prefill through Converse as through its own API.
+fn final_trailing_whitespace<'a, J: Json<'a>>((i, last): (usize, J)) -> Option<Ptr> {
+    if last.get("role").and_then(J::str) != Some("assistant") {
+        return None;
+    }
+    let blocks = last.get("content")?;
+    let (j, block) = blocks
+        .items()
+        .enumerate()
+        .filter(|(_, b)| b.get("cachePoint").is_none())
+        .last()?;
+    let text = block.get("text").filter(|t| t.is_string())?;
+    text.text()
+        .is_some_and(|t| t.trailing_space)
+        .then(|| Ptr::sub(ROOT, i, "content", j))
 }
 
 /// Claude's extended thinking travels in `additionalModelRequestFields.thinking`.
