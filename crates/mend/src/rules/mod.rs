@@ -33,7 +33,7 @@ use serde::Serialize;
 
 use crate::chain::{Chain, Turn};
 use crate::dialect::Dialect;
-use crate::profile::Profile;
+use crate::profile::{Profile, ProfileId};
 use crate::violation::{Severity, Violation};
 
 pub use recognize::recognize;
@@ -402,6 +402,9 @@ pub(crate) fn run(ctx: &Ctx, out: &mut Vec<Violation>) -> Vec<(usize, usize)> {
         Dialect::OpenAiChat => {
             reasoning::thinking_turns_carry_reasoning_content(ctx, out);
             content::media_sits_in_user_messages(ctx, out);
+            if ctx.profile.id == ProfileId::Gemini {
+                thinking::current_turn_calls_are_signed(ctx, out);
+            }
         }
         Dialect::BedrockConverse => {
             content::tool_history_has_tools(ctx, out);

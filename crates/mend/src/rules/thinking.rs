@@ -217,8 +217,8 @@ pub(crate) const THINKING_MODIFIED: RuleSpec = RuleSpec {
 pub(crate) const MISSING_THOUGHT_SIGNATURE: RuleSpec = RuleSpec {
     id: "missing-thought-signature",
     summary: "in Gemini 3's current turn, the first function call of a model step is sent back without its thought signature",
-    dialects: &[Dialect::Gemini],
-    profiles: &[],
+    dialects: &[Dialect::Gemini, Dialect::OpenAiChat],
+    profiles: &["gemini"],
     severity: Severity::Error,
     provider_texts: &[
         ProviderText {
@@ -236,9 +236,14 @@ pub(crate) const MISSING_THOUGHT_SIGNATURE: RuleSpec = RuleSpec {
             text: "Unable to submit request because Thought signature is not valid.. Learn more: https://cloud.google.com/vertex-ai/generative-ai/docs/model-reference/gemini",
             source: "provider-errors.jsonl gemini-11",
         },
+        ProviderText {
+            provider: "vertex",
+            text: "Unable to submit request because function call `…` in the 3. content block is missing a thought_signature.",
+            source: "https://github.com/JohnnyZ93/oai-compatible-copilot/issues/49 (gemini-3-pro-preview through an OpenAI-compatible endpoint); no row in provider-errors.jsonl",
+        },
     ],
-    repair: Repair::Always("Moves the step's signature back when it landed on a later call of the same step; otherwise sets thoughtSignature (thought_signature in snake-case bodies) to Google's documented placeholder `skip_thought_signature_validator`."),
-    doc: "Gemini 3 returns a thoughtSignature on the first functionCall part of each model step and requires it back for the current turn (the steps since the last user turn that is not only function responses).\nThe check runs when the model is gemini-3* (body `model` or --model) or the body carries any signature, and flags the first call of each model turn in the current turn that has none.\nMust not flag: parallel calls where only the first is signed, unsigned calls in older turns, Gemini 2 histories without signatures, a placeholder signature on a foreign history.\nIt does not detect corrupted or invalid signatures (gemini-04, gemini-11). The code's text fills the bare function name where the row shows `default_api:shell`.\nFix: restore the moved signature or use the placeholder.",
+    repair: Repair::Always("Moves the step's signature back when it landed on a later call of the same step; otherwise sets thoughtSignature (thought_signature in snake-case bodies) to Google's documented placeholder `skip_thought_signature_validator`. OpenAI chat (gemini profile): sets the tool call's extra_content.google.thought_signature to the placeholder, keeping the rest of its extra_content."),
+    doc: "Gemini 3 returns a thoughtSignature on the first functionCall part of each model step and requires it back for the current turn (the steps since the last user turn that is not only function responses).\nThe check runs when the model is gemini-3* (body `model` or --model) or the body carries any signature, and flags the first call of each model turn in the current turn that has none.\nMust not flag: parallel calls where only the first is signed, unsigned calls in older turns, Gemini 2 histories without signatures, a placeholder signature on a foreign history.\nIt does not detect corrupted or invalid signatures (gemini-04, gemini-11). The code's text fills the bare function name where the row shows `default_api:shell`.\nOpenAI chat under the gemini profile (Gemini's OpenAI-compatible endpoints, a gemini-3* model or any signature in the body): the signature travels on the tool call as `extra_content.google.thought_signature` (Vertex: `extra_content.vertex`), and a client that drops it is refused the same way (provider-errors.jsonl gemini-01 lists gemini-openai-compat; securo-finance/securo#884, CherryHQ/cherry-studio#12729, crmne/ruby_llm#591, earendil-works/pi#6733 on Vertex's endpoint, JohnnyZ93/oai-compatible-copilot#49). The first tool call of each assistant message of the current turn (since the last user message) is judged; a message that carries OpenRouter's `reasoning_details` (which holds the signatures by call id) is not.\nFix: restore the moved signature or use the placeholder.",
     example: r#"{
   "model": "gemini-3-pro-preview",
   "contents": [
@@ -528,11 +533,22 @@ pub(crate) fn current_turn_calls_are_signed(ctx: &Ctx, out: &mut Vec<Violation>)
                     .any(|n| !matches!(n.kind, NodeKind::Result { .. }))
         })
         .unwrap_or(0);
+    let chat = ctx.dialect == Dialect::OpenAiChat;
     for t in start..chain.turns.len() {
         if chain.turns[t].role != Role::Assistant {
             continue;
         }
         let turn = &chain.turns[t];
+        // OpenRouter carries a chat message's signatures in its `reasoning_details`
+        // (matched to the calls there by id): a message that kept them is not judged.
+        if chat
+            && chain
+                .turn_nodes(t)
+                .iter()
+                .any(|n| matches!(n.kind, NodeKind::Reasoning { signed: true, .. }))
+        {
+            continue;
+        }
         let first_call = (turn.first()..turn.end())
             .find(|&n| matches!(chain.nodes[n].kind, NodeKind::Call { .. }));
         if let Some((n, node)) = first_call.map(|n| (n, &chain.nodes[n])) {
@@ -548,8 +564,9 @@ pub(crate) fn current_turn_calls_are_signed(ctx: &Ctx, out: &mut Vec<Violation>)
                         Rule::MissingThoughtSignature,
                         n,
                         format!(
-                            "the function call{} at {p} is the first of its step in the current turn and has no thoughtSignature; Gemini 3 needs the signature it returned",
-                            name.map(|n| format!(" to `{n}`")).unwrap_or_default()
+                            "the function call{} at {p} is the first of its step in the current turn and has no {}; Gemini 3 needs the signature it returned",
+                            name.map(|n| format!(" to `{n}`")).unwrap_or_default(),
+                            if chat { "extra_content.google.thought_signature" } else { "thoughtSignature" }
                         ),
                     )
                     .provider(Some(format!(
@@ -713,6 +730,10 @@ fn give_the_call_its_signature(fx: &mut Fixer, v: &Violation) {
     if ptr.sub_index().is_none() {
         return;
     }
+    if fx.dialect() == Dialect::OpenAiChat {
+        sign_the_chat_call(fx, v, ptr);
+        return;
+    }
     let field = signature_field(fx.value_at(ptr), "function_call");
     let stray = chain
         .turn_nodes(chain.nodes[n].turn())
@@ -740,6 +761,40 @@ fn give_the_call_its_signature(fx: &mut Fixer, v: &Violation) {
     fx.set_field(ptr, field, Some(json!(SKIP_SIGNATURE)));
     let detail = format!("set {field} to Google's documented placeholder `{SKIP_SIGNATURE}`");
     fx.note(v.rule, v.path.clone(), "set", detail);
+}
+
+/// OpenAI chat (Gemini's compatible endpoints): the tool call's
+/// `extra_content.google.thought_signature` (under `vertex` when the call's
+/// `extra_content` already speaks Vertex's name) gets Google's placeholder; the call's
+/// other `extra_content` stays.
+fn sign_the_chat_call(fx: &mut Fixer, v: &Violation, ptr: crate::chain::Ptr) {
+    let mut extra = fx
+        .value_at(ptr)
+        .and_then(|c| c.get("extra_content"))
+        .filter(|e| e.is_object())
+        .cloned()
+        .unwrap_or_else(|| json!({}));
+    let ns = if extra.get("vertex").is_some_and(|g| g.is_object()) {
+        "vertex"
+    } else {
+        "google"
+    };
+    let Some(fields) = extra.as_object_mut() else {
+        return;
+    };
+    let inner = fields.entry(ns).or_insert_with(|| json!({}));
+    if !inner.is_object() {
+        *inner = json!({});
+    }
+    if let Some(inner) = inner.as_object_mut() {
+        inner.insert("thought_signature".into(), json!(SKIP_SIGNATURE));
+    }
+    if fx.set_field(ptr, "extra_content", Some(extra)) {
+        let detail = format!(
+            "set extra_content.{ns}.thought_signature to Google's documented placeholder `{SKIP_SIGNATURE}`"
+        );
+        fx.note(v.rule, v.path.clone(), "set", detail);
+    }
 }
 
 /// The signature field a part uses: snake case when the part has the snake-case `key`.

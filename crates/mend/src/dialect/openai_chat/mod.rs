@@ -601,6 +601,20 @@ fn map_call<'a, J: Json<'a>>(
             );
         }
     }
+    // Gemini's OpenAI-compatible endpoints return a Gemini 3 call's thought signature on
+    // the tool call, and want it back there: `extra_content.google.thought_signature`
+    // (Vertex's endpoint: `extra_content.vertex`).
+    let signed = c.get("extra_content").is_some_and(|e| {
+        ["google", "vertex"].iter().any(|k| {
+            e.get(k)
+                .and_then(|g| g.get("thought_signature"))
+                .and_then(J::str)
+                .is_some_and(|s| !s.is_empty())
+        })
+    });
+    if signed {
+        chain.facts.signatures_seen = true;
+    }
     let wire = chain.wire("tool_calls");
     chain.push(
         NodeKind::Call {
@@ -608,7 +622,7 @@ fn map_call<'a, J: Json<'a>>(
             name,
             kind: CallKind::Client,
             wire,
-            signed: false,
+            signed,
             id_mistyped: call_id.mistyped,
         },
         cptr,
