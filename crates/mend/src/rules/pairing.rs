@@ -10,6 +10,7 @@ use std::collections::hash_map::Entry;
 
 use crate::chain::{CallKind, NodeKind, Role};
 use crate::dialect::Dialect;
+use crate::profile::ProfileId;
 use crate::repair::{Fixer, MissingResult};
 use crate::violation::{Rule, Severity, Violation};
 
@@ -73,13 +74,18 @@ pub(crate) const TOOL_RESULT_WITHOUT_CALL: RuleSpec = RuleSpec {
             source: "provider-errors.jsonl openai_chat-27",
         },
         ProviderText {
+            provider: "mistral",
+            text: "Unexpected tool call id … in tool results",
+            source: "https://github.com/pydantic/pydantic-ai/issues/3733 (devstral-2512, type invalid_request_message_order, code 3230); onyx-dot-app/onyx#8522 (Mistral through Ollama's cloud); no row in provider-errors.jsonl",
+        },
+        ProviderText {
             provider: "anthropic",
             text: "messages.2: `tool_result` block(s) provided when previous message does not contain any `tool_use` blocks",
             source: "provider-errors.jsonl anthropic-29",
         },
     ],
     repair: Repair::Always("By default the orphan result is dropped (policy to-text keeps its content as a user text instead); a result whose call comes later is moved to right after that call, and a Responses output that names the call's fc_ item id gets the call's call_id. A Gemini response turn that answers its call turn part for part (as many responses, the same names) with ids no call has gets the calls' ids, by name in order. Nothing is left alone except results of a turn already reported by function-response-count."),
-    doc: "Every provider rejects a tool result (chat `tool` message, Responses `function_call_output`, Anthropic `tool_result` block, Gemini `functionResponse`) that answers no call made earlier in the history; a trimmed or reordered history is the usual cause.\nThe check pairs results with calls by call id (Gemini and legacy chat `function` messages fall back to name and order among id-less calls) and flags a result when no earlier call has its id; if the call appears later the message says the result comes before its call.\nAnthropic server tool results (`web_search_tool_result` and kin) must answer an earlier `server_tool_use` with the same id.\nMust not flag: parallel results in another order than their calls, Gemini responses matched by name without ids, and a Responses output whose call lives at the provider (the body continues stored state with `previous_response_id`).\nUnder the mistral profile the quoted text is Mistral's role-order wording (openai_chat-26). Gemini's quoted text is gemini-09, which the evidence file files under tool-result-not-adjacent.\nA server tool result answers its server_tool_use within the model's turn that holds the call: the run of assistant messages that holds it, and (Anthropic) the next assistant message behind user messages of client tool results only, where the API puts the result of a server tool deferred beside a client tool (server-tools docs). Behind a user message that says anything else it answers nothing (the claude-code reports of anthropic-13: an advisor_tool_result at content.0 of a later message; claude-code#89348: a reminder spliced between the call and its result).\nFix: drop the result (or keep it as text with --orphan-result to-text), move it after a later call it answers, or correct a Responses output that used the call's item id.\nGemini: responses whose ids a proxy or framework rewrote (CLIProxyAPI#5199, \"functionResponse.id does not match functionCall.id\") in a turn that answers the call turn before it part for part (as many responses as calls, the same names, every id naming no call) take their calls' ids, matched by name in order as Gemini pairs id-less responses; the outputs are kept.\nBedrock Converse: a toolResult answers a toolUseId of the assistant message before it; a server tool's toolResult (Nova's code interpreter, with its own `type`) sits in the assistant message beside its call.",
+    doc: "Every provider rejects a tool result (chat `tool` message, Responses `function_call_output`, Anthropic `tool_result` block, Gemini `functionResponse`) that answers no call made earlier in the history; a trimmed or reordered history is the usual cause.\nThe check pairs results with calls by call id (Gemini and legacy chat `function` messages fall back to name and order among id-less calls) and flags a result when no earlier call has its id; if the call appears later the message says the result comes before its call.\nAnthropic server tool results (`web_search_tool_result` and kin) must answer an earlier `server_tool_use` with the same id.\nMust not flag: parallel results in another order than their calls, Gemini responses matched by name without ids, and a Responses output whose call lives at the provider (the body continues stored state with `previous_response_id`).\nUnder the mistral profile the quoted text is Mistral's: after an assistant message with calls, \"Unexpected tool call id … in tool results\" (pydantic-ai#3733, devstral-2512); after any other message, its role-order wording with that message's role (openai_chat-26). Gemini's quoted text is gemini-09, which the evidence file files under tool-result-not-adjacent.\nA server tool result answers its server_tool_use within the model's turn that holds the call: the run of assistant messages that holds it, and (Anthropic) the next assistant message behind user messages of client tool results only, where the API puts the result of a server tool deferred beside a client tool (server-tools docs). Behind a user message that says anything else it answers nothing (the claude-code reports of anthropic-13: an advisor_tool_result at content.0 of a later message; claude-code#89348: a reminder spliced between the call and its result).\nFix: drop the result (or keep it as text with --orphan-result to-text), move it after a later call it answers, or correct a Responses output that used the call's item id.\nGemini: responses whose ids a proxy or framework rewrote (CLIProxyAPI#5199, \"functionResponse.id does not match functionCall.id\") in a turn that answers the call turn before it part for part (as many responses as calls, the same names, every id naming no call) take their calls' ids, matched by name in order as Gemini pairs id-less responses; the outputs are kept.\nBedrock Converse: a toolResult answers a toolUseId of the assistant message before it; a server tool's toolResult (Nova's code interpreter, with its own `type`) sits in the assistant message beside its call.",
     example: r#"{
   "model": "gpt-4o",
   "messages": [
@@ -1195,13 +1201,44 @@ fn orphan_result(
             format!("the {wire} result answers `{shown}`, but no earlier tool call has that id")
         },
     )
-    .provider(Some(texts::orphan_result(
-        ctx.dialect,
-        ctx.profile,
-        shown,
-        ctx.turn_ix(turn),
-        ctx.node_sub(n),
-    )))
+    .provider(Some(
+        mistral_orphan_text(ctx, turn, shown).unwrap_or_else(|| {
+            texts::orphan_result(
+                ctx.dialect,
+                ctx.profile,
+                shown,
+                ctx.turn_ix(turn),
+                ctx.node_sub(n),
+            )
+        }),
+    ))
+}
+
+/// Mistral's text for a tool message that answers no call, which names what came before
+/// its run of tool messages: after an assistant message with calls, the id it does not
+/// know ("Unexpected tool call id pR1CHbWdz in tool results", pydantic/pydantic-ai#3733
+/// on devstral-2512; onyx-dot-app/onyx#8522 through Ollama's cloud); after any other
+/// message, its role (openai_chat-26's "Unexpected role 'tool' after role 'user'").
+fn mistral_orphan_text(ctx: &Ctx, turn: usize, shown: &str) -> Option<String> {
+    if ctx.dialect != Dialect::OpenAiChat || ctx.profile.id != ProfileId::Mistral {
+        return None;
+    }
+    let chain = ctx.chain;
+    let before = (0..turn)
+        .rev()
+        .find(|&u| chain.turns[u].role != Role::Tool)?;
+    let calls = chain
+        .turn_nodes(before)
+        .iter()
+        .any(|m| matches!(m.kind, NodeKind::Call { .. }));
+    Some(if chain.turns[before].role == Role::Assistant && calls {
+        format!("Unexpected tool call id {shown} in tool results")
+    } else {
+        format!(
+            "Unexpected role 'tool' after role '{}'",
+            chain.turns[before].wire
+        )
+    })
 }
 
 /// A second result for a call already answered; `first_result` is the latest result

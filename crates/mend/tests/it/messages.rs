@@ -50,3 +50,51 @@ fn a_call_with_an_id_is_named_by_it() {
         messages[0]
     );
 }
+
+/// Mistral's text for a tool message that answers no call names what came before its
+/// run of tool messages: the id it does not know after an assistant message with calls
+/// (pydantic/pydantic-ai#3733), the role otherwise.
+#[test]
+fn mistral_orphan_results_are_quoted_in_mistrals_words() {
+    let opts = CheckOptions {
+        dialect: Some(Dialect::OpenAiChat),
+        provider: Some("mistral".into()),
+        ..CheckOptions::default()
+    };
+    let quoted = |body: &Value| -> Vec<String> {
+        check_value(body, &opts)
+            .expect("a checkable body")
+            .violations
+            .into_iter()
+            .filter(|v| v.rule == Rule::ToolResultWithoutCall)
+            .filter_map(|v| v.provider_error)
+            .collect()
+    };
+    let after_calls = json!({"model": "devstral-2512", "messages": [
+        {"role": "user", "content": "List the files."},
+        {"role": "assistant", "content": "", "tool_calls": [{"id": "pR1CHbWdz", "type": "function",
+            "function": {"name": "ls", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "Xk4mQ9zT2", "content": "a.txt"}
+    ]});
+    assert_eq!(
+        quoted(&after_calls),
+        ["Unexpected tool call id Xk4mQ9zT2 in tool results"]
+    );
+    let after_assistant_text = json!({"model": "devstral-2512", "messages": [
+        {"role": "user", "content": "List the files."},
+        {"role": "assistant", "content": "Listing them."},
+        {"role": "tool", "tool_call_id": "Xk4mQ9zT2", "content": "a.txt"}
+    ]});
+    assert_eq!(
+        quoted(&after_assistant_text),
+        ["Unexpected role 'tool' after role 'assistant'"]
+    );
+    let after_user = json!({"model": "devstral-2512", "messages": [
+        {"role": "user", "content": "List the files."},
+        {"role": "tool", "tool_call_id": "Xk4mQ9zT2", "content": "a.txt"}
+    ]});
+    assert_eq!(
+        quoted(&after_user),
+        ["Unexpected role 'tool' after role 'user'"]
+    );
+}
