@@ -75,9 +75,14 @@ pub(crate) const CALL_WITHOUT_REASONING: RuleSpec = RuleSpec {
             text: "Item '…' of type 'message' was provided without its required 'reasoning' item: '…'.",
             source: "provider-errors.jsonl openai_responses-09",
         },
+        ProviderText {
+            provider: "azure",
+            text: "Item '…' of type 'mcp_call' was provided without its required 'reasoning' item: '…'.",
+            source: "https://github.com/microsoft/agent-framework/issues/6074 (gpt-5.4 with a hosted MCP tool, reasoning stripped and the mcp_call kept; again #6883); no row in provider-errors.jsonl",
+        },
     ],
-    repair: Repair::Always("Moves a reasoning item stranded after its output back in front of it; otherwise removes the output's item id so it is sent as plain input that needs no reasoning item. Deferred to the next pass when the same pass moves tool results."),
-    doc: "OpenAI rejects an fc_/msg_ item replayed with its id when the reasoning item it was produced with is missing.\nA response may produce no reasoning at all, so a step without reasoning is not wrong by itself: the check runs only when the history replays reasoning items with ids, and flags the first output with an item id in a run of assistant items that has no reasoning before it when the loss is evident: it opens a user turn, a later step of the same turn still has its reasoning (a client that kept only the latest reasoning), or its reasoning sits after it.\nMust not flag: later steps of a tool loop that produced no reasoning, function calls without item ids, histories with no reasoning items at all.\nNot flagged, on evidence: a history that kept the item ids and lost every reasoning item. Whether an fc_/msg_ item needs reasoning depends on the response that produced it, not on this request's model: an accepted recording sends gpt-5 an fc_ item with no reasoning item anywhere (fixtures openai_responses/pydantic-ai--openai-responses-history-with-combined-tool-call-id), so the request's model proves nothing and the check would guess.\nFix: put the reasoning back in front, or drop the item id.",
+    repair: Repair::Always("Moves a reasoning item stranded after its output back in front of it; otherwise removes the output's item id so it is sent as plain input that needs no reasoning item (a server tool call, refused without its id, is dropped). Deferred to the next pass when the same pass moves tool results."),
+    doc: "OpenAI rejects an fc_/msg_ item replayed with its id when the reasoning item it was produced with is missing.\nA response may produce no reasoning at all, so a step without reasoning is not wrong by itself: the check runs only when the history replays reasoning items with ids, and flags the first output with an item id in a run of assistant items that has no reasoning before it when the loss is evident: it opens a user turn, a later step of the same turn still has its reasoning (a client that kept only the latest reasoning), or its reasoning sits after it.\nMust not flag: later steps of a tool loop that produced no reasoning, function calls without item ids, histories with no reasoning items at all.\nNot flagged, on evidence: a history that kept the item ids and lost every reasoning item. Whether an fc_/msg_ item needs reasoning depends on the response that produced it, not on this request's model: an accepted recording sends gpt-5 an fc_ item with no reasoning item anywhere (fixtures openai_responses/pydantic-ai--openai-responses-history-with-combined-tool-call-id), so the request's model proves nothing and the check would guess.\nA server tool call the model made (`mcp_call`, `web_search_call`, `file_search_call`, `code_interpreter_call`, `image_generation_call`, `tool_search_call`; not `mcp_list_tools`, the server's listing) is an output of its response too, judged the same way: \"Item 'mcp_…' of type 'mcp_call' was provided without its required 'reasoning' item: 'rs_…'.\" (microsoft/agent-framework#6074 and #6883, gpt-5.4 with a hosted MCP tool on Azure).\nFix: put the reasoning back in front, or drop the item id; a server tool call, which is refused without its id, is dropped instead (as agent-framework#6210 does).",
     example: r#"{
   "model": "gpt-5",
   "include": [
@@ -429,7 +434,7 @@ pub(crate) fn outputs_keep_their_reasoning(ctx: &Ctx, out: &mut Vec<Violation>) 
     struct Run {
         has_reasoning: bool,
         /// The first output with an item id that no reasoning of the run precedes.
-        bare: Option<(usize, &'static str, String)>,
+        bare: Option<(usize, String, String)>,
         reasoning_after_bare: bool,
     }
     let flush = |segment: &mut Vec<Run>, out: &mut Vec<Violation>| {
@@ -498,11 +503,22 @@ pub(crate) fn outputs_keep_their_reasoning(ctx: &Ctx, out: &mut Vec<Violation>) 
                 .at(turn.first())
                 .filter(|id| id.starts_with("fc_"))
                 .map(|id| ("function_call", id)),
+            // A server tool call the model made (`mcp_call`, `web_search_call`, ...) is an
+            // output of its response like a function call: "Item 'mcp_…' of type
+            // 'mcp_call' was provided without its required 'reasoning' item: 'rs_…'."
+            // (microsoft/agent-framework#6074, #6883). `mcp_list_tools` is the server's
+            // listing, made before the model reasons.
+            Some(NodeKind::Call {
+                kind: CallKind::Server,
+                ..
+            }) if turn.wire != "mcp_list_tools" => {
+                call_items.at(turn.first()).map(|id| (turn.wire, id))
+            }
             _ => None,
         };
         if let Some((ty, id)) = output {
             if !run.has_reasoning && run.bare.is_none() {
-                run.bare = Some((t, ty, id.to_string()));
+                run.bare = Some((t, ty.to_string(), id.to_string()));
             }
         }
     }
@@ -734,12 +750,31 @@ fn restore_or_unlink_the_output(fx: &mut Fixer, v: &Violation) {
             return;
         }
     }
-    if let Some(i) = i {
-        fx.plan.remove_item_id(i);
-        let detail =
-            "removed the item id, so the item is sent as plain input that needs no reasoning item";
-        fx.note(v.rule, v.path.clone(), "set", detail.into());
+    let Some(i) = i else { return };
+    // A server tool call is refused without its own id ("Missing required parameter:
+    // 'input[42].id'."), so it cannot be sent as plain input: it goes, as
+    // microsoft/agent-framework#6210 drops hosted MCP calls whose reasoning was stripped.
+    let server_call = matches!(
+        chain.turn_nodes(t).first().map(|n| &n.kind),
+        Some(NodeKind::Call {
+            kind: CallKind::Server,
+            ..
+        })
+    );
+    if server_call {
+        if fx.plan.drop_items.insert(i) {
+            let detail = format!(
+                "dropped the {} item: its reasoning item is gone, and a server tool call is not sent without its id",
+                chain.turns[t].wire
+            );
+            fx.note(v.rule, v.path.clone(), "drop", detail);
+        }
+        return;
     }
+    fx.plan.remove_item_id(i);
+    let detail =
+        "removed the item id, so the item is sent as plain input that needs no reasoning item";
+    fx.note(v.rule, v.path.clone(), "set", detail.into());
 }
 
 /// `item-not-stored`: the item goes, as the provider advises.
