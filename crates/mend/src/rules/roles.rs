@@ -13,6 +13,7 @@ use serde_json::{json, Value};
 
 use crate::chain::{CallKind, NodeKind, Role};
 use crate::dialect::Dialect;
+use crate::profile::ProfileId;
 use crate::repair::Fixer;
 use crate::violation::{Defect, Rule, Severity, Violation};
 
@@ -66,6 +67,11 @@ pub(crate) const ROLE_ORDER: RuleSpec = RuleSpec {
             source: "provider-errors.jsonl openai_chat-36",
         },
         ProviderText {
+            provider: "deepseek",
+            text: "deepseek-reasoner does not support successive user or assistant messages (messages[1] and messages[2] in your input). You should interleave the user/assistant messages in the message sequence.",
+            source: "https://github.com/deepseek-ai/DeepSeek-R1/issues/21 (also BerriAI/litellm#7972, Aider-AI/aider#2974, CherryHQ/cherry-studio#5051); no row in provider-errors.jsonl",
+        },
+        ProviderText {
             provider: "gemini",
             text: "Requests ending with a model turn are not supported.",
             source: "provider-errors.jsonl gemini-05",
@@ -112,7 +118,7 @@ pub(crate) const ROLE_ORDER: RuleSpec = RuleSpec {
         },
     ],
     repair: Repair::Sometimes("Messages of one role in a row (Anthropic under a strict profile such as bedrock, and Converse, which merge nothing) become one message with their blocks in order, which is what Anthropic's own API does with them; a message that is an exact copy of the one before it (sent twice) is dropped instead, so one copy stays. This runs only once nothing else in the body is wrong, so it never joins turns another fix is still moving. A Gemini content under another API's name for its role gets Gemini's name: `assistant` becomes `model`, `tool` and the legacy `function` (a turn of function responses) become `user`. Every other order (a first assistant message, a system message in the history, a prefill a model refuses, Mistral's orders) is reported and left alone."),
-    doc: "Anthropic takes instructions in the top-level `system`, so a role:\"system\" message is an error; two user or two assistant messages in a row, or a first assistant message, are warnings on the first-party API (which merges them) and errors under the bedrock profile, which requires strict alternation starting with user.\nGemini contents accept only the roles user and model (error): chat's `assistant`, and `tool` or `function` for the turn of function responses (\"Role 'function' is not supported. Please use a valid role: …\", dart_agent_core#34 on gemini-3.6-flash; sashiko#500, genkit#5782, inspect_ai#2377), are named so by converters and repaired to `model` and `user`; a request ending with a model turn is a warning (newer models reject it).\nOpenAI chat: an unknown role is an error; deepseek rejects `developer`; mistral rejects a user message right after a tool message and a last message from the assistant unless it has prefix: true.\nMust not flag: an OpenAI `developer` message (openai profile), mistral tool→assistant→user, an Anthropic final assistant prefill, a Gemini single turn without a role, a Bedrock alternating tool loop.\nThe code's DeepSeek text omits the row's \"`latest_reminder` at line 1 column …\" tail; Gemini's \"valid role\" text has no row in the evidence file. Responses has no role-order checks.\nBedrock Converse: roles are user and assistant, strictly alternating (Converse merges nothing); the first message is the user's except on Claude and Qwen (recorded: Claude Sonnet 4.5 accepted a history opening with the assistant; pydantic-ai documents Qwen), so give --model for those; Claude from the fifth generation (Sonnet 5) takes no final assistant prefill.\nFix: messages of one role in a row are joined (an exact copy dropped), as Anthropic's first-party API does itself (its docs: consecutive user or assistant turns are combined into one), once nothing else in the body is wrong; this keeps every block and never joins turns another fix is still moving.",
+    doc: "Anthropic takes instructions in the top-level `system`, so a role:\"system\" message is an error; two user or two assistant messages in a row, or a first assistant message, are warnings on the first-party API (which merges them) and errors under the bedrock profile, which requires strict alternation starting with user.\nGemini contents accept only the roles user and model (error): chat's `assistant`, and `tool` or `function` for the turn of function responses (\"Role 'function' is not supported. Please use a valid role: …\", dart_agent_core#34 on gemini-3.6-flash; sashiko#500, genkit#5782, inspect_ai#2377), are named so by converters and repaired to `model` and `user`; a request ending with a model turn is a warning (newer models reject it).\nOpenAI chat: an unknown role is an error; deepseek rejects `developer`, and for the model `deepseek-reasoner` two user or two assistant messages in a row (\"deepseek-reasoner does not support successive user or assistant messages (messages[1] and messages[2] in your input). …\", deepseek-ai/DeepSeek-R1#21, litellm#7972, cherry-studio#5051: an answer the user stopped, dropped from the history; reported, not joined: how to join two texts is the application's choice; system and tool messages in a row are accepted, recorded); mistral rejects a user message right after a tool message and a last message from the assistant unless it has prefix: true.\nMust not flag: an OpenAI `developer` message (openai profile), mistral tool→assistant→user, an Anthropic final assistant prefill, a Gemini single turn without a role, a Bedrock alternating tool loop.\nThe code's DeepSeek text omits the row's \"`latest_reminder` at line 1 column …\" tail; Gemini's \"valid role\" text has no row in the evidence file. Responses has no role-order checks.\nBedrock Converse: roles are user and assistant, strictly alternating (Converse merges nothing); the first message is the user's except on Claude and Qwen (recorded: Claude Sonnet 4.5 accepted a history opening with the assistant; pydantic-ai documents Qwen), so give --model for those; Claude from the fifth generation (Sonnet 5) takes no final assistant prefill.\nFix: messages of one role in a row are joined (an exact copy dropped), as Anthropic's first-party API does itself (its docs: consecutive user or assistant turns are combined into one), once nothing else in the body is wrong; this keeps every block and never joins turns another fix is still moving.",
     example: r#"{
   "system": [{"text": "You are a weather assistant."}],
   "messages": [
@@ -262,6 +268,16 @@ pub(crate) fn roles_come_in_an_accepted_order(ctx: &Ctx, out: &mut Vec<Violation
                         ),
                     ));
                 }
+                if let Some(p) = prev.filter(|_| deepseek_reasoner(ctx)) {
+                    let pr = chain.turns[p].role;
+                    if pr == turn.role && matches!(pr, Role::User | Role::Assistant) {
+                        let a = ctx.turn_ix(p);
+                        out.push(
+                            ctx.at_turn(Rule::RoleOrder, t, format!("{path} is a second \"{}\" message in a row; deepseek-reasoner takes user and assistant messages only interleaved", turn.wire))
+                                .provider(Some(format!("deepseek-reasoner does not support successive user or assistant messages (messages[{a}] and messages[{ix}] in your input). You should interleave the user/assistant messages in the message sequence.")))
+                        );
+                    }
+                }
                 if ctx.profile.rejects_developer_role && turn.wire == "developer" {
                     out.push(
                         ctx.at_turn(Rule::RoleOrder, t, format!("{path} has role \"developer\", which {} does not accept; use \"system\"", ctx.profile.name))
@@ -294,6 +310,16 @@ pub(crate) fn roles_come_in_an_accepted_order(ctx: &Ctx, out: &mut Vec<Violation
         }
         prev = Some(t);
     }
+}
+
+/// DeepSeek's `deepseek-reasoner` refuses two user or two assistant messages in a row
+/// ("deepseek-reasoner does not support successive user or assistant messages
+/// (messages[1] and messages[2] in your input). You should interleave the user/assistant
+/// messages in the message sequence.": deepseek-ai/DeepSeek-R1#21, BerriAI/litellm#7972,
+/// CherryHQ/cherry-studio#5051, a stopped answer dropped from the history; deepseek-chat
+/// took the same history). Judged for that model name on DeepSeek's own API only.
+fn deepseek_reasoner(ctx: &Ctx) -> bool {
+    ctx.profile.id == ProfileId::DeepSeek && ctx.chain.facts.model == Some("deepseek-reasoner")
 }
 
 /// Bedrock Converse: `user` and `assistant` only, strictly alternating (Converse merges
