@@ -163,6 +163,7 @@ pub(crate) const FUNCTION_CALL_POSITION: RuleSpec = RuleSpec {
 pub(crate) fn roles_come_in_an_accepted_order(ctx: &Ctx, out: &mut Vec<Violation>) {
     let chain = ctx.chain;
     let history = ctx.history();
+    let reasoner = deepseek_reasoner(ctx);
     let mut prev: Option<usize> = None;
     for (k, &t) in history.iter().enumerate() {
         let turn = &chain.turns[t];
@@ -268,7 +269,7 @@ pub(crate) fn roles_come_in_an_accepted_order(ctx: &Ctx, out: &mut Vec<Violation
                         ),
                     ));
                 }
-                if let Some(p) = prev.filter(|_| deepseek_reasoner(ctx)) {
+                if let Some(p) = prev.filter(|_| reasoner) {
                     let pr = chain.turns[p].role;
                     if pr == turn.role && matches!(pr, Role::User | Role::Assistant) {
                         let a = ctx.turn_ix(p);

@@ -200,12 +200,12 @@ fn map_part<'a, J: Json<'a>>(
             );
             return;
         }
-        struct_args(i, j, p, fc, pptr, chain, out);
-        unknown_fields(i, j, key, fc, CALL_FIELDS, chain, out);
+        let m = members(i, j, key, fc, CALL_FIELDS, chain, out);
+        struct_args(i, j, key, m.args, pptr, chain, out);
         let id = member_id(fc, key, "id", pptr, out);
         NodeKind::Call {
             call_id: id.text,
-            name: fc.get("name").and_then(J::str),
+            name: m.name.and_then(J::str),
             kind: CallKind::Client,
             wire: chain.wire("functionCall"),
             signed,
@@ -224,13 +224,13 @@ fn map_part<'a, J: Json<'a>>(
             );
             return;
         }
-        struct_response(i, j, p, fr, pptr, chain, out);
-        let parts = unknown_fields(i, j, key, fr, RESPONSE_FIELDS, chain, out);
-        if parts.is_some_and(|ps| ps.is_array() && ps.len() > 0) {
+        let m = members(i, j, key, fr, RESPONSE_FIELDS, chain, out);
+        struct_response(i, j, key, m.response, pptr, chain, out);
+        if m.parts.is_some_and(|ps| ps.is_array() && ps.len() > 0) {
             response_parts(chain, key);
         }
         let id = member_id(fr, key, "id", pptr, out);
-        let name = fr.get("name").and_then(J::str);
+        let name = m.name.and_then(J::str);
         id.result(name, CallKind::Client, chain.wire("functionResponse"))
     } else if let Some(t) = text {
         match t.kind() {
@@ -288,19 +288,14 @@ fn response_parts<'a>(chain: &mut Chain<'a>, key: &'a str) {
 fn struct_args<'a, J: Json<'a>>(
     i: usize,
     j: usize,
-    p: J,
-    fc: J,
+    key: &str,
+    args: Option<J>,
     pptr: Ptr,
     chain: &Chain,
     out: &mut Vec<Violation>,
 ) {
-    if let Some(args) = fc.get("args").filter(|a| !a.is_object() && !a.is_null()) {
+    if let Some(args) = args.filter(|a| !a.is_object() && !a.is_null()) {
         // A protobuf Struct: a client that kept the arguments as text sends a string.
-        let key = if p.has("functionCall") {
-            "functionCall"
-        } else {
-            "function_call"
-        };
         not_an_object(
             out,
             chain,
@@ -338,8 +333,8 @@ const RESPONSE_FIELDS: &[&str] = &[
 /// 'contents[1].parts[0].function_response': Cannot find field.", hexstrike-ai#70: a tool
 /// result written as chat's `content`). Reported only (what the field meant is not
 /// known); the part is read, so the other rules still run. The walk also hands back the
-/// `parts` member (a response's nested media), so that no other walk looks for it.
-fn unknown_fields<'a, J: Json<'a>>(
+/// members the reader reads, so that no other walk looks for them.
+fn members<'a, J: Json<'a>>(
     i: usize,
     j: usize,
     key: &str,
@@ -347,17 +342,27 @@ fn unknown_fields<'a, J: Json<'a>>(
     known: &[&str],
     chain: &Chain<'a>,
     out: &mut Vec<Violation>,
-) -> Option<J> {
+) -> Members<J> {
     // The error names the field as the proto does, in snake case.
     let proto = match key {
         "functionCall" | "function_call" => "function_call",
         _ => "function_response",
     };
-    let mut parts = None;
+    let mut found = Members {
+        name: None,
+        args: None,
+        response: None,
+        parts: None,
+    };
     for (k, m) in v.members() {
-        if k == "parts" {
-            parts = Some(m);
-        }
+        let slot = match k {
+            "name" => &mut found.name,
+            "args" => &mut found.args,
+            "response" => &mut found.response,
+            "parts" => &mut found.parts,
+            _ => &mut None,
+        };
+        *slot = Some(m);
         if known.contains(&k) {
             continue;
         }
@@ -374,7 +379,16 @@ fn unknown_fields<'a, J: Json<'a>>(
             .with_defect(Defect::UnknownField),
         );
     }
-    parts
+    found
+}
+
+/// The members of a `FunctionCall` or a `FunctionResponse` the reader reads (the ones
+/// of the other kind are unknown fields there, reported as such).
+struct Members<J> {
+    name: Option<J>,
+    args: Option<J>,
+    response: Option<J>,
+    parts: Option<J>,
 }
 
 /// `functionResponse.response` is a protobuf Struct too: a tool's text or list handed
@@ -382,23 +396,18 @@ fn unknown_fields<'a, J: Json<'a>>(
 fn struct_response<'a, J: Json<'a>>(
     i: usize,
     j: usize,
-    p: J,
-    fr: J,
+    key: &str,
+    resp: Option<J>,
     pptr: Ptr,
     chain: &Chain,
     out: &mut Vec<Violation>,
 ) {
-    if let Some(resp) = fr.get("response").filter(|r| !r.is_object()) {
+    if let Some(resp) = resp.filter(|r| !r.is_object()) {
         // A protobuf Struct too: a tool's text or list handed over as it came.
         let text = if resp.is_array() {
             format!("Invalid JSON payload received. Unknown name \"response\" at 'contents[{i}].parts[{j}].function_response': Proto field is not repeating, cannot start list.")
         } else {
             format!("Invalid value at 'contents[{i}].parts[{j}].function_response.response' (type.googleapis.com/google.protobuf.Struct)")
-        };
-        let key = if p.has("functionResponse") {
-            "functionResponse"
-        } else {
-            "function_response"
         };
         not_an_object(
             out,

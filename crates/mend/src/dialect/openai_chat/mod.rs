@@ -523,14 +523,42 @@ fn map_call<'a, J: Json<'a>>(
         );
         return;
     }
-    let call_id = string_id(c.get("id"), out, || {
+    // One walk over the call's members, and one over its function's.
+    let (mut id, mut function, mut custom, mut ty, mut extra) = (None, None, None, None, None);
+    for (k, v) in c.members() {
+        match k {
+            "id" => id = Some(v),
+            "function" => function = Some(v),
+            "custom" => custom = Some(v),
+            "type" => ty = Some(v),
+            "extra_content" => extra = Some(v),
+            _ => {}
+        }
+    }
+    let (mut fname, mut args) = (None, None);
+    for (k, v) in function
+        .filter(|f| f.is_object())
+        .into_iter()
+        .flat_map(J::members)
+    {
+        match k {
+            "name" => fname = Some(v),
+            "arguments" => args = Some(v),
+            _ => {}
+        }
+    }
+    let call_id = string_id(id, out, || {
         (
             cptr.render_with("id"),
             format!("messages[{i}].tool_calls[{j}].id"),
         )
     });
-    let func = c.get("function").or_else(|| c.get("custom"));
-    let name = func.and_then(|f| f.get("name")).and_then(J::str);
+    let func = function.or(custom);
+    let name = match function {
+        Some(_) => fname,
+        None => custom.and_then(|f| f.get("name")),
+    }
+    .and_then(J::str);
     match name {
         Some("") => out.push(crate::violation::Violation::error(
             crate::violation::Rule::Malformed,
@@ -550,7 +578,7 @@ fn map_call<'a, J: Json<'a>>(
     }
     // `type` is required beside the `function` (or `custom`) object, which says what it
     // is (langchain-azure#35: tool calls generated without it).
-    if c.get("type").is_none() && func.is_some_and(|f| f.is_object()) {
+    if ty.is_none() && func.is_some_and(|f| f.is_object()) {
         out.push(
             Violation::error(
                 Rule::Malformed,
@@ -566,25 +594,23 @@ fn map_call<'a, J: Json<'a>>(
     }
     // A call without its `arguments` (a serializer that leaves out an empty string, as
     // Go's `omitempty` does: mcphost#117). Reported only: what they were is not known.
-    if let Some(f) = c.get("function").filter(|f| f.is_object()) {
-        if f.get("arguments").is_none() {
-            out.push(
-                Violation::error(
-                    Rule::Malformed,
-                    format!("{}/function/arguments", cptr.render()),
-                    format!("messages[{i}].tool_calls[{j}].function has no `arguments`; the field is required (the JSON text of the arguments, `{{}}` for none)"),
-                )
-                .provider(Some(format!(
-                    "Missing required parameter: 'messages[{i}].tool_calls[{j}].function.arguments'."
-                )))
-                .at_node(chain.nodes.len(), chain.turns.len().saturating_sub(1))
-                .with_defect(Defect::ArgumentsMissing),
-            );
-        }
+    if function.is_some_and(|f| f.is_object()) && args.is_none() {
+        out.push(
+            Violation::error(
+                Rule::Malformed,
+                format!("{}/function/arguments", cptr.render()),
+                format!("messages[{i}].tool_calls[{j}].function has no `arguments`; the field is required (the JSON text of the arguments, `{{}}` for none)"),
+            )
+            .provider(Some(format!(
+                "Missing required parameter: 'messages[{i}].tool_calls[{j}].function.arguments'."
+            )))
+            .at_node(chain.nodes.len(), chain.turns.len().saturating_sub(1))
+            .with_defect(Defect::ArgumentsMissing),
+        );
     }
     // `arguments` is the JSON text of the arguments; a client that stored the parsed
     // object sends an object, which OpenAI refuses by type.
-    if let Some(args) = c.get("function").and_then(|f| f.get("arguments")) {
+    if let Some(args) = args {
         if !args.is_string() && !args.is_null() {
             let kind = kind_of(args);
             out.push(
@@ -604,7 +630,7 @@ fn map_call<'a, J: Json<'a>>(
     // Gemini's OpenAI-compatible endpoints return a Gemini 3 call's thought signature on
     // the tool call, and want it back there: `extra_content.google.thought_signature`
     // (Vertex's endpoint: `extra_content.vertex`).
-    let signed = c.get("extra_content").is_some_and(|e| {
+    let signed = extra.is_some_and(|e| {
         ["google", "vertex"].iter().any(|k| {
             e.get(k)
                 .and_then(|g| g.get("thought_signature"))
