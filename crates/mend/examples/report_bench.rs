@@ -179,12 +179,9 @@ fn median_ns(reps: usize, f: &dyn Fn()) -> u64 {
     median(&mut times) as u64
 }
 
-/// What a conversion of `source` into `output` cannot skip, each the median ns of `reps`
-/// runs: the check of its source (a damaged one is repaired first), the check of its
-/// output for the target (it hands on only what the target takes), and, as timed, the
-/// output's serialization. The report sets the peer's time against their sum.
-fn convert_floor(reps: usize, source: &Value, output: &Value, to: Dialect) -> Value {
-    let ns = |f: &dyn Fn()| median_ns(reps, f);
+/// The check options of a conversion floor's two checks: the chat source's, and the
+/// target's under the model the conversion is given.
+fn floor_options(to: Dialect) -> (CheckOptions, CheckOptions) {
     let chat = CheckOptions {
         dialect: Some(Dialect::OpenAiChat),
         ..Default::default()
@@ -194,6 +191,16 @@ fn convert_floor(reps: usize, source: &Value, output: &Value, to: Dialect) -> Va
         model: Some(target_model(to).into()),
         ..Default::default()
     };
+    (chat, target)
+}
+
+/// What a conversion of `source` into `output` cannot skip, each the median ns of `reps`
+/// runs: the check of its source (a damaged one is repaired first), the check of its
+/// output for the target (it hands on only what the target takes), and, as timed, the
+/// output's serialization. The report sets the peer's time against their sum.
+fn convert_floor(reps: usize, source: &Value, output: &Value, to: Dialect) -> Value {
+    let ns = |f: &dyn Fn()| median_ns(reps, f);
+    let (chat, target) = floor_options(to);
     let mut floor = json!({
         "check_source": ns(&|| {
             std::hint::black_box(mend::check_value(source, &chat).is_ok());
@@ -484,15 +491,7 @@ fn convert_once(body: Value, to: Dialect) -> Res<()> {
 /// [`convert_once`]: `copy` is `source`'s copy, made by the caller.
 #[inline(never)]
 fn floor_once(source: &Value, copy: Value, output: &Value, to: Dialect) {
-    let chat = CheckOptions {
-        dialect: Some(Dialect::OpenAiChat),
-        ..Default::default()
-    };
-    let target = CheckOptions {
-        dialect: Some(to),
-        model: Some(target_model(to).into()),
-        ..Default::default()
-    };
+    let (chat, target) = floor_options(to);
     std::hint::black_box(mend::check_value(source, &chat).is_ok());
     std::hint::black_box(mend::check_value(output, &target).is_ok());
     std::hint::black_box(serde_json::to_vec(output).map(|b| b.len()).ok());

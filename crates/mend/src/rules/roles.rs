@@ -270,14 +270,7 @@ pub(crate) fn roles_come_in_an_accepted_order(ctx: &Ctx, out: &mut Vec<Violation
                     ));
                 }
                 if let Some(p) = prev.filter(|_| reasoner) {
-                    let pr = chain.turns[p].role;
-                    if pr == turn.role && matches!(pr, Role::User | Role::Assistant) {
-                        let a = ctx.turn_ix(p);
-                        out.push(
-                            ctx.at_turn(Rule::RoleOrder, t, format!("{path} is a second \"{}\" message in a row; deepseek-reasoner takes user and assistant messages only interleaved", turn.wire))
-                                .provider(Some(format!("deepseek-reasoner does not support successive user or assistant messages (messages[{a}] and messages[{ix}] in your input). You should interleave the user/assistant messages in the message sequence.")))
-                        );
-                    }
+                    successive_for_deepseek_reasoner(ctx, p, t, out);
                 }
                 if ctx.profile.rejects_developer_role && turn.wire == "developer" {
                     out.push(
@@ -310,6 +303,20 @@ pub(crate) fn roles_come_in_an_accepted_order(ctx: &Ctx, out: &mut Vec<Violation
             Dialect::OpenAiResponses => {}
         }
         prev = Some(t);
+    }
+}
+
+/// `deepseek-reasoner`: turn `t` of the same role (user or assistant) as the turn `p`
+/// before it.
+fn successive_for_deepseek_reasoner(ctx: &Ctx, p: usize, t: usize, out: &mut Vec<Violation>) {
+    let turn = &ctx.chain.turns[t];
+    let pr = ctx.chain.turns[p].role;
+    if pr == turn.role && matches!(pr, Role::User | Role::Assistant) {
+        let (a, ix, path) = (ctx.turn_ix(p), ctx.turn_ix(t), turn.ptr);
+        out.push(
+            ctx.at_turn(Rule::RoleOrder, t, format!("{path} is a second \"{}\" message in a row; deepseek-reasoner takes user and assistant messages only interleaved", turn.wire))
+                .provider(Some(format!("deepseek-reasoner does not support successive user or assistant messages (messages[{a}] and messages[{ix}] in your input). You should interleave the user/assistant messages in the message sequence.")))
+        );
     }
 }
 

@@ -627,17 +627,7 @@ fn map_call<'a, J: Json<'a>>(
             );
         }
     }
-    // Gemini's OpenAI-compatible endpoints return a Gemini 3 call's thought signature on
-    // the tool call, and want it back there: `extra_content.google.thought_signature`
-    // (Vertex's endpoint: `extra_content.vertex`).
-    let signed = extra.is_some_and(|e| {
-        ["google", "vertex"].iter().any(|k| {
-            e.get(k)
-                .and_then(|g| g.get("thought_signature"))
-                .and_then(J::str)
-                .is_some_and(|s| !s.is_empty())
-        })
-    });
+    let signed = extra.is_some_and(thought_signed);
     if signed {
         chain.facts.signatures_seen = true;
     }
@@ -653,6 +643,19 @@ fn map_call<'a, J: Json<'a>>(
         },
         cptr,
     );
+}
+
+/// Gemini's OpenAI-compatible endpoints return a Gemini 3 call's thought signature on the
+/// tool call, and want it back there: `extra_content.google.thought_signature` (Vertex's
+/// endpoint: `extra_content.vertex`). Whether a call's `extra_content` carries one.
+fn thought_signed<'a, J: Json<'a>>(extra: J) -> bool {
+    ["google", "vertex"].iter().any(|k| {
+        extra
+            .get(k)
+            .and_then(|g| g.get("thought_signature"))
+            .and_then(J::str)
+            .is_some_and(|s| !s.is_empty())
+    })
 }
 
 /// A cheap size estimate of a content value (string bytes; parts counted by their text).
