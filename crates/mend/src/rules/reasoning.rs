@@ -81,8 +81,8 @@ pub(crate) const CALL_WITHOUT_REASONING: RuleSpec = RuleSpec {
             source: "https://github.com/microsoft/agent-framework/issues/6074 (gpt-5.4 with a hosted MCP tool, reasoning stripped and the mcp_call kept; again #6883); no row in provider-errors.jsonl",
         },
     ],
-    repair: Repair::Always("Moves a reasoning item stranded after its output back in front of it; otherwise removes the output's item id so it is sent as plain input that needs no reasoning item (a server tool call, refused without its id, is dropped). Deferred to the next pass when the same pass moves tool results."),
-    doc: "OpenAI rejects an fc_/msg_ item replayed with its id when the reasoning item it was produced with is missing.\nA response may produce no reasoning at all, so a step without reasoning is not wrong by itself: the check runs only when the history replays reasoning items with ids, and flags the first output with an item id in a run of assistant items that has no reasoning before it when the loss is evident: it opens a user turn, a later step of the same turn still has its reasoning (a client that kept only the latest reasoning), or its reasoning sits after it.\nMust not flag: later steps of a tool loop that produced no reasoning, function calls without item ids, histories with no reasoning items at all.\nNot flagged, on evidence: a history that kept the item ids and lost every reasoning item. Whether an fc_/msg_ item needs reasoning depends on the response that produced it, not on this request's model: an accepted recording sends gpt-5 an fc_ item with no reasoning item anywhere (fixtures openai_responses/pydantic-ai--openai-responses-history-with-combined-tool-call-id), so the request's model proves nothing and the check would guess.\nA server tool call the model made (`mcp_call`, `web_search_call`, `file_search_call`, `code_interpreter_call`, `image_generation_call`, `tool_search_call`; not `mcp_list_tools`, the server's listing) is an output of its response too, judged the same way: \"Item 'mcp_…' of type 'mcp_call' was provided without its required 'reasoning' item: 'rs_…'.\" (microsoft/agent-framework#6074 and #6883, gpt-5.4 with a hosted MCP tool on Azure).\nFix: put the reasoning back in front, or drop the item id; a server tool call, which is refused without its id, is dropped instead (as agent-framework#6210 does).",
+    repair: Repair::Always("Moves a reasoning item stranded after its output back in front of it; otherwise removes the output's item id so it is sent as plain input that needs no reasoning item (a server tool call, refused without its id, is reported and left: dropping it would lose its output). Deferred to the next pass when the same pass moves tool results."),
+    doc: "OpenAI rejects an fc_/msg_ item replayed with its id when the reasoning item it was produced with is missing.\nA response may produce no reasoning at all, so a step without reasoning is not wrong by itself: the check runs only when the history replays reasoning items with ids, and flags the first output with an item id in a run of assistant items that has no reasoning before it when the loss is evident: it opens a user turn, a later step of the same turn still has its reasoning (a client that kept only the latest reasoning), or its reasoning sits after it.\nMust not flag: later steps of a tool loop that produced no reasoning, function calls without item ids, histories with no reasoning items at all.\nNot flagged, on evidence: a history that kept the item ids and lost every reasoning item. Whether an fc_/msg_ item needs reasoning depends on the response that produced it, not on this request's model: an accepted recording sends gpt-5 an fc_ item with no reasoning item anywhere (fixtures openai_responses/pydantic-ai--openai-responses-history-with-combined-tool-call-id), so the request's model proves nothing and the check would guess.\nA server tool call the model made (`mcp_call`, `web_search_call`, `file_search_call`, `code_interpreter_call`, `image_generation_call`, `tool_search_call`; not `mcp_list_tools`, the server's listing) is an output of its response too, judged the same way: \"Item 'mcp_…' of type 'mcp_call' was provided without its required 'reasoning' item: 'rs_…'.\" (microsoft/agent-framework#6074 and #6883, gpt-5.4 with a hosted MCP tool on Azure).\nFix: put the reasoning back in front, or drop the item id; a server tool call, which is refused without its id, is reported and left (agent-framework#6210 drops it, which loses the tool's output with it: the application's choice).",
     example: r#"{
   "model": "gpt-5",
   "include": [
@@ -752,8 +752,9 @@ fn restore_or_unlink_the_output(fx: &mut Fixer, v: &Violation) {
     }
     let Some(i) = i else { return };
     // A server tool call is refused without its own id ("Missing required parameter:
-    // 'input[42].id'."), so it cannot be sent as plain input: it goes, as
-    // microsoft/agent-framework#6210 drops hosted MCP calls whose reasoning was stripped.
+    // 'input[42].id'."), so it cannot be sent as plain input. Dropping it (as
+    // microsoft/agent-framework#6210 does) would lose the tool's output with it: that
+    // is the application's choice, so it is reported and left.
     let server_call = matches!(
         chain.turn_nodes(t).first().map(|n| &n.kind),
         Some(NodeKind::Call {
@@ -762,13 +763,6 @@ fn restore_or_unlink_the_output(fx: &mut Fixer, v: &Violation) {
         })
     );
     if server_call {
-        if fx.plan.drop_items.insert(i) {
-            let detail = format!(
-                "dropped the {} item: its reasoning item is gone, and a server tool call is not sent without its id",
-                chain.turns[t].wire
-            );
-            fx.note(v.rule, v.path.clone(), "drop", detail);
-        }
         return;
     }
     fx.plan.remove_item_id(i);
