@@ -518,7 +518,8 @@ pub(crate) fn current_turn_calls_are_signed(ctx: &Ctx, out: &mut Vec<Violation>)
     let gemini3 = chain
         .facts
         .model
-        .is_some_and(|m| m.rsplit('/').next().unwrap_or(m).starts_with("gemini-3"));
+        .and_then(crate::dialect::gemini::generation)
+        .is_some_and(|g| g >= 3);
     // `thinkingLevel` is Gemini 3's setting: a body that sets it is for Gemini 3.
     if !(chain.facts.signatures_seen || gemini3 || chain.facts.thinking_level_set) {
         return;

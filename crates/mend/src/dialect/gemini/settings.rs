@@ -434,10 +434,9 @@ impl Writer<'_> {
             }
         }
         if let Some(e) = effort {
-            let gemini2 = model.is_some_and(|m| {
-                let m = m.rsplit('/').next().unwrap_or(m);
-                m.starts_with("gemini-1") || m.starts_with("gemini-2")
-            });
+            let gemini2 = model
+                .and_then(crate::dialect::gemini::generation)
+                .is_some_and(|g| g < 3);
             let level = e.as_str().map(str::to_ascii_lowercase);
             match level.as_deref() {
                 _ if tc.contains_key("thinkingBudget") => self.lost(
